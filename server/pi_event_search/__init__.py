@@ -1,0 +1,3 @@
+"""pi-event-search: a local, read-only retrieval layer over Pi session history."""
+
+__version__ = "0.1.0"
