@@ -1,0 +1,104 @@
+--- `:checkhealth pi_events`: Neovim version, configuration, server command and start-up,
+--- index state, telescope.
+
+local M = {}
+
+local health = vim.health
+
+local function check_nvim()
+  local v = vim.version()
+  local text = ("Neovim %d.%d.%d"):format(v.major, v.minor, v.patch)
+  if vim.fn.has("nvim-0.10") == 1 then
+    health.ok(text)
+  else
+    health.error(text .. ": pi_events needs Neovim 0.10 or newer")
+  end
+end
+
+local function check_config()
+  local config = require("pi_events.config")
+  local ok, errors = config.validate(vim.g.pi_events)
+  if ok then
+    health.ok("configuration is valid")
+  else
+    health.error("vim.g.pi_events is invalid: " .. table.concat(errors, "; "))
+  end
+end
+
+---@return vim.lsp.Client|nil
+local function check_server()
+  local config, client = require("pi_events.config"), require("pi_events.client")
+  local cmd = config.options.cmd
+  local exe = vim.fn.exepath(cmd[1])
+  if exe == "" then
+    health.error(("server command not found: %s"):format(cmd[1]), {
+      "Install the server: pip install pi-event-search (or pipx install pi-event-search)",
+      "or point setup({ cmd = { '/path/to/pi-event-search', 'serve' } }) at it",
+    })
+    return nil
+  end
+  health.ok(("server command: %s (%s)"):format(table.concat(cmd, " "), exe))
+  local root = client.root(0)
+  local c = client.get(root)
+  local started = c == nil
+  c = c or client.current()
+  if not c or not client.wait_ready(c, 10000) then
+    health.error("the server did not start for " .. root,
+      { "Run the command by hand and look at its stderr; see :LspLog" })
+    return nil
+  end
+  local info = c.server_info or {}
+  health.ok(("server %s: %s %s (client %d, root %s)"):format(started and "started" or "running",
+    info.name or "pi-event-search", info.version or "", c.id, root))
+  return c
+end
+
+---@param c vim.lsp.Client
+local function check_index(c)
+  local client = require("pi_events.client")
+  local status, err = client.request_sync("piEvents/status", {}, 10000, c)
+  if err or not status then
+    health.error("piEvents/status failed: " .. tostring(err and err.message))
+    return
+  end
+  local idx = status.index or {}
+  health.ok(("index %s: generation %s, %s sessions, %s events visible%s"):format(
+    tostring(idx.path), tostring(idx.generation), tostring(status.sessions), tostring(status.events),
+    idx.indexing and " (indexing)" or ""))
+  health.info("session directories: " .. table.concat(status.sessionDirs or {}, ", "))
+  health.info("roots: " .. table.concat(status.roots or {}, ", "))
+  if status.sessions == 0 then
+    health.warn("no session is visible from this root",
+      { "A session is visible when its recorded cwd is the root or lies under it" })
+  end
+  for _, section in ipairs({ "stale", "unavailable" }) do
+    local items = status[section] or {}
+    if #items > 0 then
+      health.warn(("%d %s session(s), e.g. %s"):format(#items, section, tostring(items[1].path)))
+    end
+  end
+end
+
+local function check_telescope()
+  if pcall(require, "telescope") then
+    health.ok("telescope.nvim found: :Telescope pi_events")
+  else
+    health.info("telescope.nvim not found: :PiEvents search uses vim.ui.input and vim.ui.select")
+  end
+end
+
+function M.check()
+  health.start("pi_events")
+  check_nvim()
+  check_config()
+  health.start("pi_events: server")
+  local c = check_server()
+  if c then
+    health.start("pi_events: index")
+    check_index(c)
+  end
+  health.start("pi_events: pickers")
+  check_telescope()
+end
+
+return M

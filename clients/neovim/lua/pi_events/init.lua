@@ -1,0 +1,200 @@
+--- Public API of the pi_events plugin: setup, search, read, trace, status, reindex.
+---
+--- Every function that needs the server starts (or reuses) the client of the current
+--- buffer's workspace root; errors are reported with vim.notify, never raised.
+
+local config = require("pi_events.config")
+local client = require("pi_events.client")
+local view = require("pi_events.view")
+local render = require("pi_events.render")
+local refs = require("pi_events.ref")
+
+local M = {}
+
+local augroup = vim.api.nvim_create_augroup("pi_events", { clear = true })
+
+---@param err table|nil
+---@return boolean failed
+local function failed(err)
+  if err then
+    vim.notify("pi_events: " .. tostring(err.message), vim.log.levels.ERROR)
+    return true
+  end
+  return false
+end
+
+--- Buffer-local `gd` that jumps to the event's JSONL line on a reference, else does what `gd`
+--- did before.
+---@param bufnr integer
+local function map_definition(bufnr)
+  local lhs = config.options.keymaps.definition
+  if not lhs or vim.fn.maparg(lhs, "n", false, true).buffer == 1 then
+    return
+  end
+  vim.keymap.set("n", lhs, function()
+    if refs.under_cursor() then
+      vim.lsp.buf.definition()
+    else
+      vim.cmd("normal! " .. vim.api.nvim_replace_termcodes(lhs, true, false, true))
+    end
+  end, { buffer = bufnr, desc = "pi_events: go to the pi-event reference's JSONL line" })
+end
+
+--- Configure the plugin, start (or reuse) the server of the current workspace and attach it to
+--- every normal buffer (hover `K` and `gd` on `pi-event:` references come from the server).
+---@param opts pi_events.Config|table|nil
+function M.setup(opts)
+  config.set(opts)
+  vim.api.nvim_clear_autocmds({ group = augroup })
+  if config.options.attach then
+    vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufEnter", "FileType" }, {
+      group = augroup,
+      callback = function(ev)
+        if vim.bo[ev.buf].buftype == "" and vim.api.nvim_buf_get_name(ev.buf) ~= "" then
+          client.attach(ev.buf)
+        end
+      end,
+    })
+    vim.api.nvim_create_autocmd("LspAttach", {
+      group = augroup,
+      callback = function(ev)
+        local c = vim.lsp.get_client_by_id(ev.data.client_id)
+        if c and c.name == client.name then
+          map_definition(ev.buf)
+        end
+      end,
+    })
+    for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(buf) then
+        client.attach(buf)
+      end
+    end
+  end
+  -- The current workspace gets its server even when no file buffer is open yet.
+  client.current()
+end
+
+--- Search: the telescope picker when available (per `picker` option), else vim.ui.select.
+---@param query string|nil  initial query
+function M.search(query)
+  local how = config.options.picker
+  local has_telescope = pcall(require, "telescope")
+  if how == "telescope" or (how == "auto" and has_telescope) then
+    if has_telescope then
+      return require("telescope").extensions.pi_events.pi_events({ default_text = query })
+    end
+    vim.notify("pi_events: telescope is not installed; using vim.ui.select", vim.log.levels.WARN)
+  end
+  return require("pi_events.select").search(query)
+end
+
+---@param ref string|nil
+---@return string|nil
+local function resolve(ref)
+  if ref == nil or ref == "" then
+    local r = refs.under_cursor()
+    if not r then
+      vim.notify("pi_events: no pi-event: reference under the cursor", vim.log.levels.WARN)
+      return nil
+    end
+    return refs.format(r)
+  end
+  if not refs.parse(ref) then
+    vim.notify("pi_events: not a pi-event: reference: " .. ref, vim.log.levels.ERROR)
+    return nil
+  end
+  return vim.trim(ref)
+end
+
+--- Open the read view of an event (default: the reference under the cursor).
+---@param ref string|nil
+---@param opts {before: integer|nil, after: integer|nil, order: string|nil}|nil
+function M.read(ref, opts)
+  ref = resolve(ref)
+  if not ref then
+    return
+  end
+  opts = opts or {}
+  local parsed = assert(refs.parse(ref))
+  local params = { ref = parsed.ref, fragment = parsed.fragment_id, before = opts.before or 2,
+    after = opts.after or 2, order = opts.order or "branch" }
+  client.request("piEvents/read", params, function(err, result)
+    if not failed(err) then
+      view.show(view.buffer_name("read", parsed.ref), render.read(result))
+    end
+  end)
+end
+
+--- Open the trace view of an event (default: the reference under the cursor).
+---@param ref string|nil
+function M.trace(ref)
+  ref = resolve(ref)
+  if not ref then
+    return
+  end
+  local parsed = assert(refs.parse(ref))
+  client.request("piEvents/trace", { ref = parsed.ref }, function(err, result)
+    if not failed(err) then
+      view.show(view.buffer_name("trace", parsed.ref), render.trace(result))
+    end
+  end)
+end
+
+--- Open the event's JSONL file at its line.
+---@param ref string|nil
+function M.open_source(ref)
+  ref = resolve(ref)
+  if not ref then
+    return
+  end
+  local parsed = assert(refs.parse(ref))
+  client.request("piEvents/read", { ref = parsed.ref, length = 1, before = 0, after = 0 },
+    function(err, result)
+      if not failed(err) then
+        view.open_file(result.source.path, result.source.line)
+      end
+    end)
+end
+
+--- Show the index state and what this workspace may see.
+function M.status()
+  client.request("piEvents/status", {}, function(err, result)
+    if not failed(err) then
+      view.show("pi-event://status", render.status(result))
+    end
+  end)
+end
+
+--- Index what changed now.
+---@param done fun(result: table|nil)|nil
+function M.reindex(done)
+  vim.notify("pi_events: reindexing ...", vim.log.levels.INFO)
+  client.request("piEvents/reindex", {}, function(err, result)
+    if not failed(err) then
+      vim.notify(("pi_events: reindexed %s session(s), generation %s"):format(
+        tostring(result.changedSessions), tostring(result.generation)), vim.log.levels.INFO)
+    end
+    if done then
+      done(result)
+    end
+  end)
+end
+
+--- Stop the current workspace's server and start it again (reattaching its buffers).
+function M.restart()
+  local root = client.root(0)
+  local c = client.get(root)
+  local bufs = c and vim.tbl_keys(c.attached_buffers or {}) or {}
+  if c then
+    client.call(c, "stop")
+    vim.wait(3000, function()
+      return client.get(root) == nil
+    end, 20)
+  end
+  for _, buf in ipairs(bufs) do
+    client.attach(buf)
+  end
+  client.current()
+end
+
+return M

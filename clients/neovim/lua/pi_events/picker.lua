@@ -1,0 +1,117 @@
+--- The telescope picker: wraps the plain finder, entry maker and preview of pi_events.search and
+--- pi_events.view into telescope objects, and maps the actions. Requires telescope.
+
+local config = require("pi_events.config")
+local client = require("pi_events.client")
+local search = require("pi_events.search")
+local view = require("pi_events.view")
+
+local M = {}
+
+--- Telescope previewer rendering `piEvents/read` of the selected entry.
+---@param c vim.lsp.Client|nil
+---@return table
+function M.previewer(c)
+  local previewers = require("telescope.previewers")
+  return previewers.new_buffer_previewer({
+    title = "Pi event",
+    define_preview = function(self, entry)
+      view.preview(self.state.bufnr, entry.ref, c)
+    end,
+  })
+end
+
+--- Keep the server's order: score = position in the answer.
+---@return table
+function M.sorter()
+  local Sorter = require("telescope.sorters").Sorter
+  return Sorter:new({
+    scoring_function = function(_, _, _, entry)
+      return entry.index or 1
+    end,
+  })
+end
+
+---@param prompt_bufnr integer
+---@param fn fun(hit: table)
+---@param close boolean
+local function with_selection(prompt_bufnr, fn, close)
+  local actions, state = require("telescope.actions"), require("telescope.actions.state")
+  local entry = state.get_selected_entry()
+  if not entry then
+    return
+  end
+  if close then
+    actions.close(prompt_bufnr)
+  end
+  fn(entry.value)
+end
+
+---@class pi_events.PickerOpts
+---@field default_text string|nil  initial query
+---@field filters table|nil        `piEvents/search` filters
+---@field limit integer|nil
+---@field debounce integer|nil
+
+--- Open the live picker over `piEvents/search`.
+---@param opts pi_events.PickerOpts|table|nil  also any telescope picker option
+---@return table|nil picker
+function M.open(opts)
+  opts = opts or {}
+  local pickers = require("telescope.pickers")
+  local actions = require("telescope.actions")
+  local c = client.current()
+  if not c then
+    return nil
+  end
+  local act = require("pi_events.select").act
+  local keys = config.options.keymaps.picker
+  -- Entries need an index for the sorter: count them per prompt.
+  local count = 0
+  local base = search.new_finder({ client = c, limit = opts.limit, debounce = opts.debounce,
+    filters = opts.filters })
+  local finder = setmetatable({
+    close = function()
+      base.close()
+    end,
+    base = base,
+  }, {
+    __call = function(_, prompt, on_entry, on_done)
+      count = 0
+      base(prompt, function(entry)
+        count = count + 1
+        entry.index = count
+        return on_entry(entry)
+      end, on_done)
+    end,
+  })
+  local picker = pickers.new(opts, {
+    prompt_title = "Pi events",
+    finder = finder,
+    sorter = M.sorter(),
+    previewer = M.previewer(c),
+    attach_mappings = function(prompt_bufnr, map)
+      actions.select_default:replace(function()
+        with_selection(prompt_bufnr, function(hit)
+          act(hit, "open")
+        end, true)
+      end)
+      for name, lhs in pairs(keys) do
+        if lhs then
+          local fn = function()
+            with_selection(prompt_bufnr, function(hit)
+              act(hit, name)
+            end, name ~= "yank")
+          end
+          map("i", lhs, fn)
+          map("n", lhs, fn)
+        end
+      end
+      return true
+    end,
+  })
+  picker:find()
+  return picker
+end
+
+return M

@@ -1,0 +1,115 @@
+--- `pi-event:` references: parsing, formatting and finding the one under the cursor.
+---
+--- Grammar (docs/protocol.md, Event references):
+---   pi-event:<sessionId>/<entryId>[#<fragmentId>]
+---   sessionId  [A-Za-z0-9][A-Za-z0-9._-]*
+---   entryId    [A-Za-z0-9][A-Za-z0-9._~-]*
+---   fragmentId [a-z.]+:[0-9]+
+
+---@class pi_events.Ref
+---@field ref string         the reference without its fragment (`pi-event:S/E`)
+---@field session_id string
+---@field entry_id string
+---@field fragment_id string|nil
+
+local M = {}
+
+local SESSION = "[%w][%w._-]*"
+local ENTRY = "[%w][%w._~-]*"
+-- Lua patterns have no optional groups, so the fragment is matched separately.
+local BASE = "pi%-event:(" .. SESSION .. ")/(" .. ENTRY .. ")"
+local FRAGMENT = "^#([a-z.]+:%d+)"
+
+--- Parse the reference that starts at byte `init` of `text` (1-based), if any.
+---@param text string
+---@param init integer
+---@return pi_events.Ref|nil ref
+---@return integer|nil first  1-based byte where it starts
+---@return integer|nil last   1-based byte where it ends (inclusive)
+local function match_at(text, init)
+  local s, e, session_id, entry_id = text:find(BASE, init)
+  if not s then
+    return nil
+  end
+  -- Trailing dots are sentence punctuation, not part of an id.
+  while entry_id:sub(-1) == "." do
+    entry_id = entry_id:sub(1, -2)
+    e = e - 1
+  end
+  local fragment
+  local fs, fe, frag = text:find(FRAGMENT, e + 1)
+  if fs then
+    fragment, e = frag, fe
+  end
+  return {
+    ref = ("pi-event:%s/%s"):format(session_id, entry_id),
+    session_id = session_id,
+    entry_id = entry_id,
+    fragment_id = fragment,
+  },
+    s,
+    e
+end
+
+--- Parse a whole reference string (surrounding whitespace allowed).
+---@param text string|nil
+---@return pi_events.Ref|nil
+function M.parse(text)
+  if type(text) ~= "string" then
+    return nil
+  end
+  local trimmed = vim.trim(text)
+  local ref, s, e = match_at(trimmed, 1)
+  if ref and s == 1 and e == #trimmed then
+    return ref
+  end
+  return nil
+end
+
+--- Every reference in a line, with 0-based byte columns [start, end).
+---@param line string
+---@return {ref: pi_events.Ref, col: integer, end_col: integer}[]
+function M.find_all(line)
+  local found, init = {}, 1
+  while true do
+    local ref, s, e = match_at(line, init)
+    if not ref then
+      return found
+    end
+    table.insert(found, { ref = ref, col = s - 1, end_col = e })
+    init = e + 1
+  end
+end
+
+--- The reference under (or touching) a 0-based byte column of a line.
+---@param line string
+---@param col integer
+---@return pi_events.Ref|nil
+function M.at(line, col)
+  for _, hit in ipairs(M.find_all(line)) do
+    if col >= hit.col and col < hit.end_col then
+      return hit.ref
+    end
+  end
+  return nil
+end
+
+--- The reference under the cursor of the current window, if any.
+---@return pi_events.Ref|nil
+function M.under_cursor()
+  local line = vim.api.nvim_get_current_line()
+  local col = vim.api.nvim_win_get_cursor(0)[2]
+  return M.at(line, col)
+end
+
+--- Format a reference, with its fragment when given.
+---@param ref pi_events.Ref
+---@return string
+function M.format(ref)
+  if ref.fragment_id then
+    return ref.ref .. "#" .. ref.fragment_id
+  end
+  return ref.ref
+end
+
+return M

@@ -1,0 +1,234 @@
+--- Rendering of server answers (`piEvents/read`, `piEvents/trace`, `piEvents/status`) into
+--- buffer lines. Pure: result table in, `pi_events.Rendered` out; no buffers, no requests.
+
+---@class pi_events.Highlight
+---@field [1] integer  0-based line
+---@field [2] integer  0-based start byte
+---@field [3] integer  end byte (exclusive, -1 = end of line)
+---@field [4] string   highlight group
+
+---@class pi_events.Rendered
+---@field lines string[]
+---@field highlights pi_events.Highlight[]
+
+local short_time = require("pi_events.search").short_time
+
+local M = {}
+
+---@class pi_events.Builder
+local Builder = {}
+Builder.__index = Builder
+
+---@return pi_events.Builder
+local function builder()
+  return setmetatable({ lines = {}, highlights = {} }, Builder)
+end
+
+--- Add a line (newlines in `text` become several lines); optional group over the whole line.
+---@param text string
+---@param group string|nil
+function Builder:add(text, group)
+  for _, piece in ipairs(vim.split(text or "", "\n", { plain = true })) do
+    table.insert(self.lines, piece)
+    if group then
+      table.insert(self.highlights, { #self.lines - 1, 0, -1, group })
+    end
+  end
+end
+
+--- Add `label: value` with the label highlighted; skipped when value is nil or empty.
+---@param label string
+---@param value any
+function Builder:field(label, value)
+  if value == nil or value == vim.NIL or value == "" then
+    return
+  end
+  self:add(("%-10s %s"):format(label .. ":", tostring(value)))
+  table.insert(self.highlights, { #self.lines - 1, 0, #label + 1, "PiEventsLabel" })
+end
+
+---@return pi_events.Rendered
+function Builder:done()
+  return { lines = self.lines, highlights = self.highlights }
+end
+
+---@param v any
+---@return boolean
+local function present(v)
+  return v ~= nil and v ~= vim.NIL
+end
+
+--- One line for a node (read neighbours, trace): `<ref>  <kind>  <time>  <preview>`.
+---@param node table|nil
+---@return string
+function M.node_line(node)
+  if not present(node) then
+    return "(none)"
+  end
+  if node.masked then
+    return "(masked: not visible from this workspace)"
+  end
+  local preview = (present(node.preview) and node.preview or ""):gsub("%s+", " ")
+  local kind = node.kind or node.entryType or "?"
+  local branch = (present(node.branchState) and node.branchState ~= "selected")
+      and (" [" .. node.branchState .. "]")
+    or ""
+  return ("%s  %s  %s%s  %s"):format(node.ref or "?", kind, short_time(node.timestamp), branch, preview)
+end
+
+---@param b pi_events.Builder
+---@param title string
+---@param nodes table[]|nil
+local function node_list(b, title, nodes)
+  if not present(nodes) or #nodes == 0 then
+    return
+  end
+  b:add("")
+  b:add(("## %s (%d)"):format(title, #nodes), "PiEventsHeading")
+  for _, node in ipairs(nodes) do
+    b:add("  " .. M.node_line(node))
+  end
+end
+
+--- The read view: header, fragments' text, omitted parts, neighbours.
+---@param result table  `piEvents/read` result
+---@return pi_events.Rendered
+function M.read(result)
+  local b = builder()
+  local ev, src = result.event or {}, result.source or {}
+  b:add("# " .. (ev.ref or "pi-event"), "PiEventsHeading")
+  local what = ev.entryType or "?"
+  if present(ev.role) then
+    what = what .. " / " .. ev.role
+  end
+  if present(ev.toolName) then
+    what = what .. " / " .. ev.toolName
+  end
+  b:field("type", what)
+  b:field("kinds", present(ev.kinds) and table.concat(ev.kinds, ", ") or nil)
+  b:field("time", ev.timestamp)
+  b:field("session", present(ev.sessionName) and (ev.sessionName .. " (" .. ev.sessionId .. ")")
+    or ev.sessionId)
+  b:field("cwd", ev.cwd)
+  b:field("parent", present(ev.parentId) and ev.parentId or nil)
+  b:field("state", ("branch %s, %s, %s"):format(
+    tostring(ev.branchState), tostring(ev.contextRole), tostring(ev.selectionState)))
+  if ev.isError == true then
+    b:add("error:     yes", "PiEventsError")
+  end
+  b:field("source", present(src.path) and (src.path .. ":" .. tostring(src.line)) or nil)
+  for _, frag in ipairs(result.fragments or {}) do
+    b:add("")
+    local head = ("## %s"):format(frag.fragmentId or frag.kind or "?")
+    if frag.truncated then
+      head = head .. ("  (%d-%d of %d)"):format(frag.offset or 0,
+        (frag.offset or 0) + (frag.length or 0), frag.totalLength or 0)
+    end
+    b:add(head, "PiEventsHeading")
+    b:add(frag.text or "")
+  end
+  if present(result.omitted) and #result.omitted > 0 then
+    b:add("")
+    b:add("## omitted", "PiEventsHeading")
+    for _, o in ipairs(result.omitted) do
+      local extra = present(o.mimeType) and (" " .. o.mimeType) or ""
+      local size = present(o.bytes) and (", " .. o.bytes .. " bytes") or ""
+      b:add(("  %s: %s%s%s"):format(o.field or "?", o.reason or "?", extra, size), "PiEventsMeta")
+    end
+  end
+  local nb = result.neighbours
+  if present(nb) then
+    node_list(b, "before", nb.before)
+    node_list(b, "after", nb.after)
+    node_list(b, "alternatives", nb.alternatives)
+    if nb.stoppedAtFork then
+      b:add("  (stopped at a fork: pick one of the alternatives)", "PiEventsMeta")
+    end
+  end
+  return b:done()
+end
+
+--- The trace view: the event, its family, relations, files, lineage and labels.
+---@param result table  `piEvents/trace` result
+---@return pi_events.Rendered
+function M.trace(result)
+  local b = builder()
+  local ev = result.event or {}
+  b:add("# trace " .. (ev.ref or "?"), "PiEventsHeading")
+  b:add(M.node_line(ev))
+  b:add("")
+  b:field("parent", present(result.parent) and M.node_line(result.parent) or "(root)")
+  if present(result.towardLeaf) then
+    local toward = result.towardLeaf
+    if present(result.towardLeafRef) then
+      toward = toward .. " " .. result.towardLeafRef
+    end
+    b:field("to leaf", toward)
+  end
+  if present(result.labels) and #result.labels > 0 then
+    b:field("labels", table.concat(result.labels, ", "))
+  end
+  node_list(b, "children", result.children)
+  node_list(b, "siblings", result.siblings)
+  if present(result.relations) and #result.relations > 0 then
+    b:add("")
+    b:add(("## relations (%d)"):format(#result.relations), "PiEventsHeading")
+    for _, rel in ipairs(result.relations) do
+      local arrow = rel.direction == "in" and "<-" or "->"
+      b:add(("  %s %s [%s] %s"):format(arrow, rel.type or "?", rel.label or "?", M.node_line(rel.node)))
+    end
+  end
+  if present(result.files) and #result.files > 0 then
+    b:add("")
+    b:add(("## files (%d)"):format(#result.files), "PiEventsHeading")
+    for _, f in ipairs(result.files) do
+      b:add(("  %-8s %s [%s]"):format(f.op or "?", f.path or "?", f.label or "?"))
+    end
+  end
+  if present(result.lineage) and #result.lineage > 0 then
+    b:add("")
+    b:add("## lineage", "PiEventsHeading")
+    for _, l in ipairs(result.lineage) do
+      if l.masked then
+        b:add("  " .. (l.relation or "?") .. ": (masked)")
+      else
+        local anchor = present(l.forkAnchor) and ("  fork at " .. M.node_line(l.forkAnchor)) or ""
+        b:add(("  %s: %s %s%s"):format(l.relation or "?", l.sessionId or "?", l.path or "", anchor))
+      end
+    end
+  end
+  return b:done()
+end
+
+--- The status view: index state and what this workspace may see.
+---@param result table  `piEvents/status` result
+---@return pi_events.Rendered
+function M.status(result)
+  local b = builder()
+  local idx = result.index or {}
+  b:add("# pi-event-search status", "PiEventsHeading")
+  b:field("index", idx.path)
+  b:field("size", present(idx.bytes) and (idx.bytes .. " bytes") or nil)
+  b:field("schema", idx.schemaVersion)
+  b:field("generation", idx.generation)
+  b:field("indexing", idx.indexing and "yes" or "no")
+  b:field("sessions", result.sessions)
+  b:field("events", result.events)
+  b:field("fragments", result.fragments)
+  b:field("roots", present(result.roots) and table.concat(result.roots, ", ") or nil)
+  b:field("dirs", present(result.sessionDirs) and table.concat(result.sessionDirs, ", ") or nil)
+  for _, section in ipairs({ "stale", "unavailable", "duplicates", "skipped" }) do
+    local items = result[section]
+    if present(items) and #items > 0 then
+      b:add("")
+      b:add(("## %s (%d)"):format(section, #items), "PiEventsHeading")
+      for _, it in ipairs(items) do
+        local why = present(it.error) and ("  " .. it.error) or ""
+        b:add(("  %s %s%s"):format(it.sessionId or "?", it.path or "", why))
+      end
+    end
+  end
+  return b:done()
+end
+
+return M

@@ -1,0 +1,70 @@
+-- pi_events: search Pi coding-agent sessions from Neovim (server: pi-event-search).
+-- Declares the :PiEvents command and highlight groups only; modules load on first use.
+
+if vim.g.loaded_pi_events == 1 then
+  return
+end
+if vim.fn.has("nvim-0.10") ~= 1 then
+  vim.api.nvim_echo({ { "pi_events needs Neovim 0.10 or newer", "ErrorMsg" } }, true, {})
+  return
+end
+vim.g.loaded_pi_events = 1
+
+for group, target in pairs({
+  PiEventsKind = "Type",
+  PiEventsError = "DiagnosticError",
+  PiEventsMatch = "Search",
+  PiEventsMeta = "Comment",
+  PiEventsLabel = "Identifier",
+  PiEventsHeading = "Title",
+}) do
+  vim.api.nvim_set_hl(0, group, { link = target, default = true })
+end
+
+---@type table<string, fun(args: string)>
+local subcommands = {
+  search = function(args)
+    require("pi_events").search(args ~= "" and args or nil)
+  end,
+  read = function(args)
+    require("pi_events").read(args ~= "" and args or nil)
+  end,
+  trace = function(args)
+    require("pi_events").trace(args ~= "" and args or nil)
+  end,
+  open = function(args)
+    require("pi_events").open_source(args ~= "" and args or nil)
+  end,
+  status = function()
+    require("pi_events").status()
+  end,
+  reindex = function()
+    require("pi_events").reindex()
+  end,
+  restart = function()
+    require("pi_events").restart()
+  end,
+}
+
+vim.api.nvim_create_user_command("PiEvents", function(cmd)
+  local sub, rest = cmd.args:match("^%s*(%S*)%s*(.-)%s*$")
+  local fn = subcommands[sub ~= "" and sub or "search"]
+  if not fn then
+    vim.notify("pi_events: unknown subcommand " .. sub, vim.log.levels.ERROR)
+    return
+  end
+  fn(rest)
+end, {
+  nargs = "*",
+  desc = "Pi events: search [query] | read [ref] | trace [ref] | open [ref] | status | reindex | restart",
+  complete = function(arglead, cmdline)
+    if cmdline:match("^%s*%S+%s+%S+%s") then
+      return {}
+    end
+    local names = vim.tbl_keys(subcommands)
+    table.sort(names)
+    return vim.tbl_filter(function(n)
+      return vim.startswith(n, arglead)
+    end, names)
+  end,
+})

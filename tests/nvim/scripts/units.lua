@@ -1,0 +1,142 @@
+-- Pure Lua parts, no server, no telescope: config validation, references, the finder (against a
+-- fake client: debounce and cancellation), the entry maker and its match highlights, rendering.
+local H = dofile(arg[1])
+H.load_plugins()
+
+H.run(function()
+  local config = require("pi_events.config")
+  local ref = require("pi_events.ref")
+  local search = require("pi_events.search")
+  local render = require("pi_events.render")
+  local view = require("pi_events.view")
+
+  -- config -------------------------------------------------------------------------------
+  local ok, errs = config.validate({ cmd = {}, limit = 500, bogus = 1, keymaps = { picker = { read = 3 } } })
+  H.put("config_errors", errs)
+  H.check("config rejects bad options", not ok and #errs == 4, errs)
+  H.check("config accepts good options", (config.validate({ cmd = { "x", "serve" }, session_dirs = { "/a" },
+    index_path = "/tmp/i.sqlite3", root = function() end, keymaps = { definition = false } })))
+  config.set({ limit = 7, session_dirs = { "/arch" }, index_path = "/tmp/ix.sqlite3" })
+  H.check("config merges", config.options.limit == 7 and config.options.debounce == config.defaults.debounce)
+  H.put("init_options", config.init_options("/w"))
+  config.set({ limit = "x" })
+  H.check("invalid config keeps defaults and notifies", config.options.limit == config.defaults.limit
+    and #H.result.notifications == 1)
+  H.result.notifications = {}
+
+  -- references -----------------------------------------------------------------------------
+  local line = "see pi-event:019f-aa.b/5e6f7081#tool.result:0. and pi-event:S1/v1~3, done"
+  local all = ref.find_all(line)
+  H.put("refs", vim.tbl_map(function(r)
+    return { ref.format(r.ref), r.col, r.end_col }
+  end, all))
+  H.put("ref_at", ref.at(line, 60) and ref.at(line, 60).ref or vim.NIL)
+  H.put("ref_none", ref.at(line, 1) == nil)
+  H.put("parse_bad", ref.parse("pi-event:/x") == nil and ref.parse("pi-event:a/b c") == nil)
+
+  -- entry maker and highlights: code point offsets into a multibyte snippet --------------------
+  local hit = { ref = "pi-event:S/E", sessionId = "S0123456789", entryId = "E", kind = "tool.result",
+    toolName = "bash", isError = true, timestamp = "2026-05-01T10:00:09.020Z",
+    snippet = "é… ENOENT ünïcode", matches = { { 3, 9 }, { 10, 17 } }, sessionName = "fix the build",
+    source = { path = "/s.jsonl", line = 6 } }
+  local entry = search.make_entry(hit)
+  local text, hls = entry.display(entry)
+  local pieces = {}
+  for _, h in ipairs(hls) do
+    table.insert(pieces, { text:sub(h[1][1] + 1, h[1][2]), h[2] })
+  end
+  H.put("display", text)
+  H.put("display_pieces", pieces)
+  H.put("entry", { ref = entry.ref, filename = entry.filename, lnum = entry.lnum })
+  H.check("bad hit gives no entry", search.make_entry({}) == nil)
+
+  -- finder against a fake client ---------------------------------------------------------------
+  local sent, cancelled, handlers = {}, {}, {}
+  local fake = {
+    request = function(self, method, params, handler)
+      table.insert(sent, { method = method, params = params })
+      handlers[#sent] = handler
+      return true, #sent
+    end,
+    cancel_request = function(self, id)
+      table.insert(cancelled, id)
+    end,
+  }
+  if vim.fn.has("nvim-0.11") ~= 1 then
+    local r, c = fake.request, fake.cancel_request
+    fake.request = function(...) return r(fake, ...) end
+    fake.cancel_request = function(...) return c(fake, ...) end
+  end
+  local finder = search.new_finder({ client = fake, debounce = 30, limit = 5 })
+  local got, completed = {}, 0
+  local function on_entry(e)
+    table.insert(got, e.ref)
+  end
+  local function on_done()
+    completed = completed + 1
+  end
+  finder("w", on_entry, on_done)
+  finder("we", on_entry, on_done)
+  finder("web", on_entry, on_done)
+  H.wait(function()
+    return #sent == 1
+  end, 1000)
+  vim.wait(100)
+  H.put("debounced_requests", vim.tbl_map(function(s)
+    return s.params
+  end, sent))
+  -- a keystroke while the request is in flight cancels it
+  finder("webs", on_entry, on_done)
+  H.check("in-flight request cancelled", #cancelled == 1 and cancelled[1] == 1, cancelled)
+  handlers[1](nil, { hits = { hit } }) -- late answer of a cancelled request: ignored
+  H.wait(function()
+    return #sent == 2
+  end, 1000)
+  handlers[2](nil, { hits = { hit, vim.tbl_extend("force", hit, { ref = "pi-event:S/F" }) } })
+  H.put("finder_got", got)
+  H.put("finder_completed", completed)
+  H.put("finder_counts", { requests = finder.requests, cancelled = finder.cancelled })
+  finder("x", on_entry, on_done)
+  finder.close()
+  vim.wait(80)
+  H.check("close stops the pending timer", #sent == 2, #sent)
+  -- errors go to on_error, cancellations included
+  local errors = {}
+  local f2 = search.new_finder({ client = fake, debounce = 0, on_error = function(e)
+    table.insert(errors, e.code)
+  end })
+  f2("q", on_entry, on_done)
+  handlers[#sent]({ code = -32003, message = "Query too long: 5000" }, nil)
+  H.put("finder_errors", errors)
+
+  -- rendering -----------------------------------------------------------------------------------
+  local read = render.read({
+    event = { ref = "pi-event:S/E", sessionId = "S", entryId = "E", entryType = "message",
+      role = "toolResult", toolName = "bash", kinds = { "tool.result" }, timestamp = "t",
+      isError = true, cwd = "/w", sessionName = vim.NIL, branchState = "selected",
+      contextRole = "conversation", selectionState = "direct", parentId = "D" },
+    source = { path = "/s.jsonl", line = 6 },
+    fragments = { { fragmentId = "tool.result:0", kind = "tool.result", text = "line1\nline2",
+      offset = 0, length = 11, totalLength = 11, truncated = false } },
+    omitted = { { field = "message.content[1]", reason = "image", mimeType = "image/png", bytes = 5 } },
+    neighbours = { order = "branch", before = { { ref = "pi-event:S/D", kind = "tool.call",
+      timestamp = "2026-05-01T10:00:08.000Z", preview = "npm test" } }, after = { { masked = true } },
+      alternatives = {}, stoppedAtFork = false },
+  })
+  H.put("read_lines", read.lines)
+  local trace = render.trace({
+    event = { ref = "pi-event:S/E", kind = "tool.result", preview = "boom" },
+    parent = { ref = "pi-event:S/D", kind = "tool.call", preview = "npm test" },
+    children = {}, siblings = {}, towardLeaf = "child", towardLeafRef = "pi-event:S/F",
+    relations = { { type = "tool-result-for", direction = "out", label = "recorded",
+      node = { ref = "pi-event:S/D", kind = "tool.call", preview = "npm test" } } },
+    files = { { op = "read", path = "/w/src/ws.ts", label = "derived" } },
+    lineage = { { relation = "session-parent", masked = true } }, labels = { "start" },
+  })
+  H.put("trace_lines", trace.lines)
+  local buf = vim.api.nvim_create_buf(false, true)
+  view.fill(buf, read)
+  local marks = vim.api.nvim_buf_get_extmarks(buf, view.ns, 0, -1, { details = true })
+  H.check("fill sets lines and highlights", #vim.api.nvim_buf_get_lines(buf, 0, -1, false) == #read.lines
+    and #marks == #read.highlights, { #marks, #read.highlights })
+end)
