@@ -1,0 +1,94 @@
+"""Authorization: which sessions a caller may see, as a SQL predicate joined into every query.
+
+A session is visible when its recorded cwd, canonicalised, equals a root or lies under it on a
+path-component boundary. Relative, empty or missing cwds are never visible. Discovery (where a file
+was found) never grants anything.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+
+
+def canonical(path: str | None) -> str | None:
+    """Absolute, symlink-resolved, normalised path; None for anything relative or empty."""
+    if not isinstance(path, str) or not path.startswith("/") or "\x00" in path:
+        return None
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return os.path.normpath(path)
+
+
+def git_root(start: str) -> str | None:
+    """The Git worktree root containing `start`, if any."""
+    try:
+        out = subprocess.run(["git", "-C", start, "rev-parse", "--show-toplevel"],
+                             capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    root = out.stdout.strip()
+    return root if out.returncode == 0 and root else None
+
+
+def default_root(cwd: str | None = None) -> str:
+    """Explicit roots aside: the Git worktree root, else the normalised current directory."""
+    here = cwd or os.getcwd()
+    return canonical(git_root(here) or here) or "/"
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Who is asking: roots (None = trusted, every session) and the caller's own session."""
+
+    roots: tuple[str, ...] | None
+    current_session: str | None = None
+    cutoff: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @staticmethod
+    def of(roots: list[str] | None, current_session: str | None = None,
+           cutoff: str | None = None) -> Scope:
+        if roots is None:
+            return Scope(None, current_session, cutoff)
+        canon = tuple(sorted({c for c in (canonical(r) for r in roots) if c}))
+        return Scope(canon, current_session, cutoff)
+
+    def session_sql(self, alias: str = "s") -> tuple[str, list[object]]:
+        """Predicate on a sessions row: visible to this caller."""
+        if self.roots is None:
+            return "1", []
+        if not self.roots:
+            return "0", []
+        parts: list[str] = []
+        params: list[object] = []
+        for root in self.roots:
+            prefix = root if root.endswith("/") else root + "/"
+            parts.append(f"({alias}.cwd_canon = ? OR substr({alias}.cwd_canon, 1, ?) = ?)")
+            params += [root, len(prefix), prefix]
+        return "(" + " OR ".join(parts) + ")", params
+
+    def event_sql(self, target_session: str | None, s: str = "s", e: str = "e"
+                  ) -> tuple[str, list[object]]:
+        """Predicate on an events row joined to its session: visibility plus the cutoff rule."""
+        sql, params = self.session_sql(s)
+        if self.current_session is None:
+            return sql, params
+        if target_session != self.current_session:
+            return f"{sql} AND {s}.session_id != ?", [*params, self.current_session]
+        # Targeted explicitly: only events appended strictly before the cutoff entry. When the
+        # cutoff is not indexed yet, nothing after it is either (append order is preserved).
+        cut = (f" AND {e}.seq < coalesce((SELECT c.seq FROM events c WHERE c.sid = {s}.sid "
+               "AND c.entry_id = ?), 1 << 62)")
+        return sql + cut, [*params, self.cutoff or ""]
+
+    def sees(self, cwd_canon: str | None) -> bool:
+        """The same rule in Python, for nodes reached outside a query (lineage paths)."""
+        if self.roots is None:
+            return True
+        if cwd_canon is None:
+            return False
+        return any(cwd_canon == r or cwd_canon.startswith(r if r.endswith("/") else r + "/")
+                   for r in self.roots)

@@ -1,0 +1,126 @@
+"""The engine facade the CLI and the language server share: one index, its directories, and the
+operations (refresh, search, read, trace, status). No protocol types here.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pi_event_search import indexer, locations, store
+from pi_event_search.authz import Scope
+from pi_event_search.discovery import SessionDir, default_dirs
+from pi_event_search.search import Filters, Page, search
+
+
+class EngineError(Exception):
+    pass
+
+
+class NotFound(EngineError):
+    """No such event, or one the caller may not see: the same answer for both."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"Event not found: {what}")
+
+
+class InvalidRef(EngineError):
+    pass
+
+
+_REF = re.compile(r"^(?:pi-event:)?([A-Za-z0-9][A-Za-z0-9._-]*)/([A-Za-z0-9][A-Za-z0-9._~-]*)"
+                  r"(?:#([a-z.]+:[0-9]+))?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    session_id: str
+    entry_id: str
+    fragment: str | None = None
+
+    @staticmethod
+    def parse(text: str) -> Ref:
+        m = _REF.match(text.strip())
+        if m is None:
+            raise InvalidRef(f"not an event reference: {text[:200]!r} "
+                             "(expected SESSION_ID/ENTRY_ID or pi-event:SESSION_ID/ENTRY_ID)")
+        return Ref(m.group(1), m.group(2), m.group(3))
+
+    def __str__(self) -> str:
+        return f"pi-event:{self.session_id}/{self.entry_id}"
+
+
+def parse_time(value: str | None, what: str = "time") -> int | None:
+    """ISO date or datetime (UTC when no zone) -> epoch milliseconds."""
+    if value is None or value == "":
+        return None
+    try:
+        dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise EngineError(f"{what}: not an ISO date or time: {value!r}") from exc
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return int(dt.timestamp() * 1000)
+
+
+class Engine:
+    """Owns the write connection (one indexing pass at a time per process) and opens readers."""
+
+    def __init__(self, index_path: Path, dirs: list[SessionDir]) -> None:
+        self.index_path = index_path
+        self.dirs = dirs
+        self.conn = store.connect(index_path)
+        self._write_lock = threading.Lock()
+        self._local = threading.local()
+
+    @staticmethod
+    def open(index_path: Path | None, extra_dirs: list[str]) -> Engine:
+        path = index_path or locations.default_index_path()
+        try:
+            return Engine(path, default_dirs(locations.pi_sessions_dir(), extra_dirs))
+        except store.ForeignDatabase as exc:
+            raise EngineError(str(exc)) from exc
+        except sqlite3.DatabaseError as exc:
+            raise EngineError(f"cannot open index {path}: {exc}") from exc
+
+    def reader(self) -> sqlite3.Connection:
+        """A per-thread read connection (WAL readers never block the writer)."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = store.connect(self.index_path, readonly=True)
+            self._local.conn = conn
+        return conn
+
+    def refresh(self, progress: indexer.Progress | None = None) -> indexer.Report:
+        with self._write_lock:
+            return indexer.refresh(self.conn, self.dirs, progress)
+
+    def search(self, query: str, filters: Filters, scope: Scope, *, limit: int = 20,
+               cursor: str | None = None, prefix_last: bool = False) -> Page:
+        return search(self.reader(), query, filters, scope, limit=limit, cursor=cursor,
+                      prefix_last=prefix_last)
+
+    def read(self, ref: str | Ref, scope: Scope, **kw: Any) -> dict[str, Any]:
+        from pi_event_search.reader import read_event
+
+        target = ref if isinstance(ref, Ref) else Ref.parse(ref)
+        return read_event(self, target, scope, **kw)
+
+    def trace(self, ref: str | Ref, scope: Scope) -> dict[str, Any]:
+        from pi_event_search.trace import trace_event
+
+        target = ref if isinstance(ref, Ref) else Ref.parse(ref)
+        return trace_event(self.reader(), target, scope)
+
+    def status(self, scope: Scope | None) -> dict[str, Any]:
+        from pi_event_search.status import status
+
+        return status(self.reader(), self.index_path, self.dirs, scope)
+
+    def close(self) -> None:
+        self.conn.close()

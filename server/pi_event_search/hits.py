@@ -1,0 +1,112 @@
+"""The JSON shape of hits and nodes, and bounded snippets with exact match offsets.
+
+Snippets are cut from the indexed text, whitespace collapsed, never paraphrased. Match offsets are
+Unicode code points into the snippet.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+SNIPPET_CHARS = 200
+_OPEN, _CLOSE = "\x01", "\x02"
+
+
+def ref(session_id: str, entry_id: str) -> str:
+    return f"pi-event:{session_id}/{entry_id}"
+
+
+def source(path: str, line: int, byte_off: int) -> dict[str, Any]:
+    return {"path": path, "uri": Path(path).as_uri(), "line": line, "byteOffset": byte_off}
+
+
+def hit_from_row(row: tuple[Any, ...], score: float, frag: str, kind: str,
+                 snippet: tuple[str, list[list[int]]]) -> dict[str, Any]:
+    (_, entry_id, entry_type, role, tool, is_error, ts, line, off, branch, context, selection,
+     _preview, session_id, cwd, name, path) = row
+    text, matches = snippet
+    return {
+        "ref": ref(session_id, entry_id), "sessionId": session_id, "entryId": entry_id,
+        "fragmentId": frag, "kind": kind, "entryType": entry_type, "role": role,
+        "toolName": tool, "isError": bool(is_error), "timestamp": ts,
+        "snippet": text, "matches": matches, "score": round(float(score), 4),
+        "cwd": cwd, "sessionName": name, "branchState": branch, "contextRole": context,
+        "selectionState": selection, "source": source(path, line, off),
+    }
+
+
+def snippets(conn: sqlite3.Connection, match: str | None, fids: list[int]
+             ) -> dict[int, tuple[str, list[list[int]]]]:
+    """Snippet and match offsets per fragment id."""
+    out: dict[int, tuple[str, list[list[int]]]] = {}
+    if match is not None and fids:
+        marks = ",".join("?" * len(fids))
+        rows = conn.execute(
+            f"SELECT rowid, snippet(fts, 0, '{_OPEN}', '{_CLOSE}', '…', 32) FROM fts "
+            f"WHERE fts MATCH ? AND rowid IN ({marks})", [match, *fids]).fetchall()
+        for fid, marked in rows:
+            if _OPEN in marked:
+                out[fid] = collapse(marked)
+    missing = [f for f in fids if f not in out]
+    for fid in missing:
+        row = conn.execute("SELECT substr(text, 1, 600) FROM fragments WHERE fid = ?",
+                           (fid,)).fetchone()
+        out[fid] = collapse(row[0] if row else "")
+    return out
+
+
+def collapse(marked: str) -> tuple[str, list[list[int]]]:
+    """Collapse whitespace, drop the markers, bound the length; offsets follow the text."""
+    chars: list[str] = []
+    matches: list[list[int]] = []
+    start: int | None = None
+    space = False
+    for ch in marked:
+        if ch == _OPEN:
+            start = len(chars) + (1 if space and chars else 0)
+            continue
+        if ch == _CLOSE:
+            if start is not None:
+                matches.append([start, len(chars)])
+            start = None
+            continue
+        if ch.isspace():
+            space = True
+            continue
+        if space and chars:
+            chars.append(" ")
+        space = False
+        chars.append(ch)
+    text = "".join(chars)
+    if len(text) <= SNIPPET_CHARS:
+        return text, matches
+    first = matches[0][0] if matches else 0
+    begin = max(0, min(first - SNIPPET_CHARS // 4, len(text) - SNIPPET_CHARS))
+    end = begin + SNIPPET_CHARS
+    lead = "…" if begin > 0 else ""
+    trail = "…" if end < len(text) else ""
+    cut = lead + text[begin:end] + trail
+    shift = len(lead) - begin
+    kept = [[s + shift, min(e, end) + shift] for s, e in matches if s >= begin and s < end]
+    return cut, kept
+
+
+NODE_COLUMNS = (
+    "e.eid, e.seq, e.entry_id, e.parent_id, e.entry_type, e.role, e.kinds, e.ts, e.preview, "
+    "e.branch_state, e.line, e.byte_off, s.session_id, s.path")
+
+
+def node_from_row(row: tuple[Any, ...]) -> dict[str, Any]:
+    (_, _, entry_id, _, entry_type, role, kinds, ts, preview, branch, line, off, session_id,
+     path) = row
+    return {
+        "ref": ref(session_id, entry_id), "sessionId": session_id, "entryId": entry_id,
+        "entryType": entry_type, "role": role, "kind": (kinds.split(",")[0] or None) if kinds
+        else None, "timestamp": ts, "preview": preview, "branchState": branch,
+        "source": source(path, line, off),
+    }
+
+
+MASKED: dict[str, Any] = {"masked": True}

@@ -1,0 +1,140 @@
+"""One indexing pass over the sessions directories: observe, pick canonical files, apply, forget.
+
+A session leaves the index only when its file is confirmed gone while its directory is readable;
+an unreadable root (an unmounted archive) marks its sessions unavailable instead.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pi_event_search import store
+from pi_event_search.discovery import HeaderInfo, Observation, SessionDir, read_header_info, scan
+from pi_event_search.ingest import Outcome, apply_file, mark_stale
+from pi_event_search.sessions import drop_session
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(slots=True)
+class Report:
+    files: int = 0
+    changed: dict[str, int] = field(default_factory=dict)  # change -> count
+    events: int = 0
+    removed: int = 0
+    generation: int = 0
+
+    @property
+    def changed_sessions(self) -> int:
+        return sum(v for k, v in self.changed.items() if k in ("appended", "rebuilt")) + self.removed
+
+    def count(self, outcome: Outcome) -> None:
+        self.changed[outcome.change] = self.changed.get(outcome.change, 0) + 1
+        self.events += outcome.events
+
+
+def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
+            progress: Progress | None = None) -> Report:
+    """Bring the index up to date with what is on disk now."""
+    observed, unavailable = scan(dirs)
+    known = {row[0]: row for row in conn.execute(
+        "SELECT path, root, dev, ino, size, mtime_ns, session_id, status, reason FROM files")}
+    infos = {o.path: _header(o, known.get(o.path)) for o in observed}
+    canonical = _canonical(observed, infos)
+    report = Report(files=len(observed))
+    for i, obs in enumerate(observed):
+        if progress is not None:
+            progress(i, len(observed), obs.path)
+        info = infos[obs.path]
+        if info.session_id is None:
+            _not_a_session(conn, obs, info, known.get(obs.path), report)
+        elif canonical[info.session_id].path != obs.path:
+            _duplicate(conn, obs, info.session_id, canonical[info.session_id].path)
+        else:
+            report.count(apply_file(conn, obs, info.session_id))
+    report.removed = _forget(conn, {o.path for o in observed}, {d.path for d in dirs},
+                             unavailable)
+    if report.changed_sessions:
+        with store.transaction(conn):
+            store.bump_generation(conn)
+    report.generation = store.generation(conn)
+    if progress is not None:
+        progress(len(observed), len(observed), "")
+    return report
+
+
+def _header(obs: Observation, row: tuple[object, ...] | None) -> HeaderInfo:
+    """The file's session id, re-read only when the file changed since we last saw it."""
+    if row is not None and row[2:6] == (obs.dev, obs.ino, obs.size, obs.mtime_ns) \
+            and row[7] in ("indexed", "duplicate", "skipped"):
+        return HeaderInfo(row[6] if isinstance(row[6], str) else None,
+                          row[8] if isinstance(row[8], str) else None)
+    return read_header_info(obs.path)
+
+
+def _canonical(observed: list[Observation], infos: dict[str, HeaderInfo]
+               ) -> dict[str, Observation]:
+    """One file per session id: live directory first, then the longer file, then the path."""
+    best: dict[str, Observation] = {}
+    for obs in observed:
+        sid = infos[obs.path].session_id
+        if sid is None:
+            continue
+        cur = best.get(sid)
+        if cur is None or (not obs.live, -obs.size, obs.path) < (not cur.live, -cur.size, cur.path):
+            best[sid] = obs
+    return best
+
+
+def _not_a_session(conn: sqlite3.Connection, obs: Observation, info: HeaderInfo,
+                   row: tuple[object, ...] | None, report: Report) -> None:
+    reason = info.reason or "not a session"
+    if row is not None and row[7] in ("indexed", "stale") and isinstance(row[6], str):
+        # Was a good session: a changed file we cannot parse keeps its last known-good index.
+        mark_stale(conn, obs.path, row[6], reason)
+        report.count(Outcome("stale", error=reason))
+        return
+    with store.transaction(conn):
+        conn.execute(
+            "INSERT INTO files (path, root, live, dev, ino, size, mtime_ns, status, reason) "
+            "VALUES (?,?,?,?,?,?,?, 'skipped', ?) ON CONFLICT(path) DO UPDATE SET "
+            "dev = excluded.dev, ino = excluded.ino, size = excluded.size, "
+            "mtime_ns = excluded.mtime_ns, status = 'skipped', reason = excluded.reason, "
+            "session_id = NULL",
+            (obs.path, obs.root, int(obs.live), obs.dev, obs.ino, obs.size, obs.mtime_ns, reason))
+
+
+def _duplicate(conn: sqlite3.Connection, obs: Observation, session_id: str, canon: str) -> None:
+    with store.transaction(conn):
+        conn.execute(
+            "INSERT INTO files (path, root, live, dev, ino, size, mtime_ns, session_id, status, "
+            "canonical_path) VALUES (?,?,?,?,?,?,?,?, 'duplicate', ?) ON CONFLICT(path) DO UPDATE "
+            "SET dev = excluded.dev, ino = excluded.ino, size = excluded.size, "
+            "mtime_ns = excluded.mtime_ns, session_id = excluded.session_id, status = 'duplicate', "
+            "canonical_path = excluded.canonical_path, reason = NULL",
+            (obs.path, obs.root, int(obs.live), obs.dev, obs.ino, obs.size, obs.mtime_ns,
+             session_id, canon))
+
+
+def _forget(conn: sqlite3.Connection, seen: set[str], roots: set[str],
+            unavailable: set[str]) -> int:
+    """Drop files confirmed gone; mark those under unreadable roots unavailable."""
+    removed = 0
+    rows = conn.execute("SELECT path, root FROM files").fetchall()
+    for path, root in rows:
+        if path in seen:
+            continue
+        with store.transaction(conn):
+            if root in unavailable or root not in roots:
+                if root in unavailable:
+                    conn.execute("UPDATE files SET status = 'unavailable' WHERE path = ?", (path,))
+                    conn.execute("UPDATE sessions SET state = 'unavailable', "
+                                 "error = 'sessions directory unreadable' WHERE path = ?", (path,))
+                continue
+            for (sid,) in conn.execute("SELECT sid FROM sessions WHERE path = ?", (path,)):
+                drop_session(conn, sid)
+                removed += 1
+            conn.execute("DELETE FROM files WHERE path = ?", (path,))
+    return removed

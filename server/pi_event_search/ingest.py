@@ -1,0 +1,281 @@
+"""Bringing one session file's index up to date: unchanged, appended, or rebuilt, in one transaction.
+
+The checkpoint (files row) is re-read inside the write transaction, so two processes indexing the
+same index never apply the same bytes twice. Rows and the new checkpoint commit together.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from pi_event_search import jsonl, store, tree
+from pi_event_search.discovery import Observation
+from pi_event_search.projection import Event, project
+
+
+@dataclass(slots=True)
+class Outcome:
+    change: str  # unchanged | appended | rebuilt | stale
+    events: int = 0
+    error: str | None = None
+
+
+class Stale(Exception):
+    """The file changed in a way that cannot be parsed safely; keep the last known-good index."""
+
+
+def apply_file(conn: sqlite3.Connection, obs: Observation, session_id: str) -> Outcome:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        outcome = _apply(conn, obs, session_id)
+        conn.execute("COMMIT")
+        return outcome
+    except Stale as exc:
+        conn.execute("ROLLBACK")
+        mark_stale(conn, obs.path, session_id, str(exc))
+        return Outcome("stale", error=str(exc))
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def mark_stale(conn: sqlite3.Connection, path: str, session_id: str | None, error: str) -> None:
+    with store.transaction(conn):
+        conn.execute("UPDATE files SET status = 'stale', reason = ? WHERE path = ?", (error, path))
+        conn.execute("UPDATE sessions SET state = 'stale', error = ? WHERE path = ?", (error, path))
+
+
+def _apply(conn: sqlite3.Connection, obs: Observation, session_id: str) -> Outcome:
+    conn.execute("INSERT OR IGNORE INTO files (path, root, live, status) VALUES (?, ?, ?, 'new')",
+                 (obs.path, obs.root, int(obs.live)))
+    cp = conn.execute("SELECT dev, ino, size, mtime_ns, committed, lines, header_hash, last_off, "
+                      "last_hash, status FROM files WHERE path = ?", (obs.path,)).fetchone()
+    sess = conn.execute("SELECT sid, path FROM sessions WHERE session_id = ?",
+                        (session_id,)).fetchone()
+    try:
+        fh = open(obs.path, "rb")  # noqa: SIM115 - closed below; read-only, never written
+    except OSError as exc:
+        raise Stale(f"unreadable: {exc.strerror or exc}") from exc
+    with fh:
+        st = os.fstat(fh.fileno())
+        if cp is not None and sess is not None and sess[1] == obs.path and cp[9] == "indexed":
+            if (cp[0], cp[1], cp[2], cp[3]) == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
+                conn.execute("UPDATE sessions SET state = 'ok', error = NULL WHERE sid = ?",
+                             (sess[0],))
+                return Outcome("unchanged")
+            if _appended(fh, st, cp):
+                return _append(conn, fh, st, obs, sess[0], cp[4], cp[5])
+        return _rebuild(conn, fh, st, obs, session_id)
+
+
+def _appended(fh: Any, st: os.stat_result, cp: tuple[Any, ...]) -> bool:
+    if (cp[0], cp[1]) != (st.st_dev, st.st_ino) or st.st_size < cp[4]:
+        return False
+    header = jsonl.read_line_at(fh, 0)
+    if header is None or jsonl.digest(header) != cp[6]:
+        return False
+    if cp[7] is None:
+        return True
+    last = jsonl.read_line_at(fh, cp[7])
+    return last is not None and jsonl.digest(last) == cp[8]
+
+
+def _ts_ms(value: Any) -> int | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+class _Batch:
+    """Rows for one session, built in memory then written with executemany."""
+
+    def __init__(self, conn: sqlite3.Connection, sid: int, cwd: str | None, seq: int,
+                 has_ids: bool) -> None:
+        self.conn, self.sid, self.cwd, self.seq = conn, sid, cwd, seq
+        self.eid = (conn.execute("SELECT max(eid) FROM events").fetchone()[0] or 0) + 1
+        self.fid = (conn.execute("SELECT max(fid) FROM fragments").fetchone()[0] or 0) + 1
+        self.events: list[tuple[Any, ...]] = []
+        self.fragments: list[tuple[Any, ...]] = []
+        self.relations: list[tuple[Any, ...]] = []
+        self.calls: list[tuple[Any, ...]] = []
+        self.files: list[tuple[Any, ...]] = []
+        self.nodes: list[tree.Node] = []
+        self.used: set[str] = set()
+        self.prev_id: str | None = None
+        self.has_ids = has_ids
+        self.name: str | None = None
+        self.name_set = False
+
+    def exists(self, entry_id: str) -> bool:
+        if entry_id in self.used:
+            return True
+        row = self.conn.execute("SELECT 1 FROM events WHERE sid = ? AND entry_id = ?",
+                                (self.sid, entry_id)).fetchone()
+        return row is not None
+
+    def add(self, rec: jsonl.Record) -> None:
+        obj = rec.obj
+        raw_id = obj.get("id")
+        ordinal = self.seq + 1
+        if isinstance(raw_id, str) and raw_id:
+            entry_id = raw_id if not self.exists(raw_id) else f"{raw_id}~{ordinal}"
+            parent = obj.get("parentId")
+            parent_id = parent if isinstance(parent, str) and parent else None
+        else:
+            self.has_ids = False
+            entry_id = f"v1~{ordinal}"
+            parent_id = self.prev_id  # Pi's own v1 migration chains entries linearly
+        self.used.add(entry_id)
+        event = project(obj, self.cwd)
+        self._rows(rec, entry_id, parent_id, event)
+        self.prev_id = entry_id
+        self.seq += 1
+
+    def _rows(self, rec: jsonl.Record, entry_id: str, parent_id: str | None, ev: Event) -> None:
+        eid = self.eid
+        self.eid += 1
+        facts = dict(ev.tree)
+        ts = obj_ts = rec.obj.get("timestamp")
+        kinds = ",".join(dict.fromkeys(f.kind for f in ev.fragments))
+        self.events.append((eid, self.sid, entry_id, parent_id, self.seq, rec.line, rec.offset,
+                            rec.sub, rec.line_hash, ev.entry_type, ev.role, ev.tool_name,
+                            ts if isinstance(ts, str) else None, _ts_ms(obj_ts), int(ev.is_error),
+                            ev.context_role, ev.preview, kinds,
+                            orjson.dumps(facts).decode() if facts else None))
+        for frag in ev.fragments:
+            self.fragments.append((self.fid, eid, frag.fragment_id, frag.kind, frag.text, frag.meta))
+            self.fid += 1
+        self.relations.extend((eid, rtype, target) for rtype, target in ev.relations)
+        self.calls.extend((self.sid, call_id, eid) for call_id in ev.call_ids)
+        self.files.extend((eid, op, path, label) for op, path, label in ev.files)
+        self.nodes.append(tree.Node(self.seq, entry_id, parent_id, ev.entry_type, facts))
+        if ev.entry_type == "session_info":
+            self.name, self.name_set = (facts.get("name") or None), True
+
+    def write(self, states: tree.States) -> None:
+        rows = [(*e[:15], e[15], states.branch.get(e[2], tree.UNKNOWN),
+                 states.selection.get(e[2], tree.UNKNOWN), *e[16:]) for e in self.events]
+        self.conn.executemany(
+            "INSERT INTO events (eid, sid, entry_id, parent_id, seq, line, byte_off, sub, lhash, "
+            "entry_type, role, tool_name, ts, ts_ms, is_error, context_role, branch_state, "
+            "selection_state, preview, kinds, facts) VALUES "
+            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        self.conn.executemany("INSERT INTO fragments (fid, eid, frag, kind, text, meta) "
+                              "VALUES (?,?,?,?,?,?)", self.fragments)
+        self.conn.executemany("INSERT INTO relations VALUES (?,?,?)", self.relations)
+        self.conn.executemany("INSERT INTO calls VALUES (?,?,?)", self.calls)
+        self.conn.executemany("INSERT INTO file_refs VALUES (?,?,?,?)", self.files)
+
+
+def _records(fh: Any, start: int, first_line: int, size: int) -> jsonl.Chunk:
+    return jsonl.read_lines(fh, start, first_line, limit=size - start)
+
+
+def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observation,
+             session_id: str) -> Outcome:
+    header, header_raw, reason = jsonl.read_header(fh)
+    if header is None or header_raw is None or header.get("id") != session_id:
+        raise Stale(reason or "session header changed while indexing")
+    chunk = _records(fh, 0, 1, st.st_size)
+    from pi_event_search.sessions import drop_session, upsert_session
+
+    for (sid,) in conn.execute("SELECT sid FROM sessions WHERE session_id = ? OR path = ?",
+                               (session_id, obs.path)).fetchall():
+        drop_session(conn, sid)
+    sid = upsert_session(conn, header, obs.path)
+    version = header.get("version") if isinstance(header.get("version"), int) else 1
+    batch = _Batch(conn, sid, _cwd(header), 0, has_ids=version >= 2)
+    for rec in chunk.records:
+        if rec.line == 1 and rec.sub == 0:
+            continue
+        batch.add(rec)
+    states = tree.compute(batch.nodes, batch.has_ids)
+    batch.write(states)
+    _finish(conn, sid, batch, states, obs, st, chunk, jsonl.digest(header_raw), replace=True)
+    return Outcome("rebuilt", len(batch.events))
+
+
+def _append(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observation, sid: int,
+            committed: int, lines: int) -> Outcome:
+    chunk = _records(fh, committed, lines + 1, st.st_size)
+    row = conn.execute("SELECT cwd, version, (SELECT count(*) FROM events WHERE sid = ?) "
+                       "FROM sessions WHERE sid = ?", (sid, sid)).fetchone()
+    last = conn.execute("SELECT entry_id FROM events WHERE sid = ? ORDER BY seq DESC LIMIT 1",
+                        (sid,)).fetchone()
+    batch = _Batch(conn, sid, row[0], row[2], has_ids=(row[1] or 1) >= 2)
+    batch.prev_id = last[0] if last else None
+    for rec in chunk.records:
+        batch.add(rec)
+    nodes = [tree.Node(seq, eid, pid, etype, orjson.loads(facts) if facts else {})
+             for seq, eid, pid, etype, facts in conn.execute(
+                 "SELECT seq, entry_id, parent_id, entry_type, facts FROM events WHERE sid = ? "
+                 "ORDER BY seq", (sid,))]
+    batch.has_ids = batch.has_ids and not any(n.entry_id.startswith("v1~") for n in nodes)
+    states = tree.compute(nodes + batch.nodes, batch.has_ids)
+    batch.write(states)
+    _update_states(conn, sid, nodes, states)
+    _finish(conn, sid, batch, states, obs, st, chunk, None, replace=False)
+    return Outcome("appended" if batch.events else "unchanged", len(batch.events))
+
+
+def _update_states(conn: sqlite3.Connection, sid: int, old: list[tree.Node],
+                   states: tree.States) -> None:
+    current = {e: (b, s) for e, b, s in conn.execute(
+        "SELECT entry_id, branch_state, selection_state FROM events WHERE sid = ?", (sid,))}
+    changed = [(states.branch[n.entry_id], states.selection[n.entry_id], sid, n.entry_id)
+               for n in old
+               if current.get(n.entry_id) != (states.branch[n.entry_id],
+                                              states.selection[n.entry_id])]
+    conn.executemany("UPDATE events SET branch_state = ?, selection_state = ? "
+                     "WHERE sid = ? AND entry_id = ?", changed)
+
+
+def _cwd(header: dict[str, Any]) -> str | None:
+    cwd = header.get("cwd")
+    return cwd if isinstance(cwd, str) else None
+
+
+def _finish(conn: sqlite3.Connection, sid: int, batch: _Batch, states: tree.States,
+            obs: Observation, st: os.stat_result, chunk: jsonl.Chunk, header_hash: bytes | None,
+            *, replace: bool) -> None:
+    name_sql = ", name = ?" if batch.name_set else ""
+    params: list[Any] = [states.leaf, batch.seq]
+    if batch.name_set:
+        params.append(batch.name)
+    conn.execute(f"UPDATE sessions SET leaf = ?, entries = ?, state = 'ok', error = NULL{name_sql} "
+                 "WHERE sid = ?", (*params, sid))
+    bad = [f"line {n}: {why}" for n, why in chunk.bad_lines]
+    if replace:
+        conn.execute(
+            "UPDATE files SET dev = ?, ino = ?, size = ?, mtime_ns = ?, status = 'indexed', "
+            "reason = NULL, canonical_path = NULL, committed = ?, lines = ?, header_hash = ?, "
+            "last_off = ?, last_hash = ?, bad_lines = ?, bad_detail = ?, session_id = ? "
+            "WHERE path = ?",
+            (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, chunk.end_offset, chunk.end_line,
+             header_hash, chunk.last_line_offset, chunk.last_line_hash, len(bad),
+             "\n".join(bad[:20]) or None, batch_session_id(conn, sid), obs.path))
+        return
+    keep_last = chunk.last_line_offset is None
+    conn.execute(
+        "UPDATE files SET size = ?, mtime_ns = ?, committed = ?, lines = ?, "
+        "last_off = CASE WHEN ? THEN last_off ELSE ? END, "
+        "last_hash = CASE WHEN ? THEN last_hash ELSE ? END WHERE path = ?",
+        (st.st_size, st.st_mtime_ns, chunk.end_offset, chunk.end_line, keep_last,
+         chunk.last_line_offset, keep_last, chunk.last_line_hash, obs.path))
+    if bad:
+        conn.execute("UPDATE files SET bad_lines = bad_lines + ?, "
+                     "bad_detail = coalesce(bad_detail || char(10), '') || ? WHERE path = ?",
+                     (len(bad), "\n".join(bad[:20]), obs.path))
+
+
+def batch_session_id(conn: sqlite3.Connection, sid: int) -> str:
+    return str(conn.execute("SELECT session_id FROM sessions WHERE sid = ?", (sid,)).fetchone()[0])

@@ -1,0 +1,155 @@
+"""Byte-level reader of Pi's JSONL: complete lines only, several objects per line, bad lines counted.
+
+Only bytes up to the last `\\n` are durable; an unterminated tail is provisional and never read.
+Nothing here writes to a file: sources are opened read-only, always.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+import orjson
+
+CHUNK = 4 << 20
+_DECODER = json.JSONDecoder()
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One JSON object found on a complete line."""
+
+    line: int  # 1-based line number in the file
+    offset: int  # byte offset of the line's first byte
+    sub: int  # index of the object within its line (real files have two objects on one line)
+    obj: dict[str, Any]
+    line_hash: bytes  # digest of the whole line, to verify a later read at `offset`
+
+
+@dataclass(slots=True)
+class Chunk:
+    """What one read of a file's durable suffix produced."""
+
+    records: list[Record] = field(default_factory=list)
+    bad_lines: list[tuple[int, str]] = field(default_factory=list)
+    end_offset: int = 0  # offset just after the last complete line
+    end_line: int = 0  # number of complete lines up to end_offset
+    last_line_offset: int | None = None
+    last_line_hash: bytes | None = None
+
+
+def digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=12).digest()
+
+
+def parse_line(data: bytes) -> tuple[list[dict[str, Any]], str | None]:
+    """Objects on one line, and an error when part of the line is not JSON.
+
+    Fast path: one object. Slow path: several concatenated objects, or invalid UTF-8 (replaced
+    with U+FFFD so the rest of the entry stays readable).
+    """
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return _parse_slow(data)
+    if isinstance(value, dict):
+        return [value], None
+    return [], f"not a JSON object ({type(value).__name__})"
+
+
+def _parse_slow(data: bytes) -> tuple[list[dict[str, Any]], str | None]:
+    text = data.decode("utf-8", errors="replace")
+    objects: list[dict[str, Any]] = []
+    pos, end = 0, len(text)
+    error: str | None = None
+    while pos < end:
+        while pos < end and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= end:
+            break
+        try:
+            value, pos = _DECODER.raw_decode(text, pos)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            error = f"invalid JSON at column {pos + 1}: {getattr(exc, 'msg', 'too deeply nested')}"
+            break
+        if isinstance(value, dict):
+            objects.append(value)
+        else:
+            error = f"not a JSON object ({type(value).__name__})"
+    return objects, error
+
+
+def read_lines(fh: BinaryIO, start: int, first_line: int, limit: int | None = None) -> Chunk:
+    """Read complete lines from byte `start` (line number `first_line`) to the last newline."""
+    chunk = Chunk(end_offset=start, end_line=first_line - 1)
+    for line_no, offset, raw in iter_lines(fh, start, first_line, limit):
+        line_hash = digest(raw)
+        chunk.end_offset = offset + len(raw) + 1
+        chunk.end_line = line_no
+        chunk.last_line_offset, chunk.last_line_hash = offset, line_hash
+        if not raw.strip():
+            continue
+        objects, error = parse_line(raw)
+        if error is not None:
+            chunk.bad_lines.append((line_no, error))
+        for sub, obj in enumerate(objects):
+            chunk.records.append(Record(line_no, offset, sub, obj, line_hash))
+    return chunk
+
+
+def iter_lines(fh: BinaryIO, start: int, first_line: int,
+               limit: int | None = None) -> Iterator[tuple[int, int, bytes]]:
+    """(line number, offset, bytes without the newline) of every complete line from `start`."""
+    fh.seek(start)
+    pending = b""
+    pending_offset = start
+    line_no = first_line
+    remaining = limit
+    while True:
+        size = CHUNK if remaining is None else min(CHUNK, remaining)
+        if size <= 0:
+            return
+        block = fh.read(size)
+        if not block:
+            return
+        if remaining is not None:
+            remaining -= len(block)
+        data = pending + block if pending else block
+        pos = 0
+        while True:
+            nl = data.find(b"\n", pos)
+            if nl < 0:
+                break
+            yield line_no, pending_offset + pos, data[pos:nl]
+            line_no += 1
+            pos = nl + 1
+        pending_offset += pos
+        pending = data[pos:]
+
+
+def read_line_at(fh: BinaryIO, offset: int) -> bytes | None:
+    """The complete line starting at `offset`, or None when it is not (yet) terminated."""
+    for _, _, raw in iter_lines(fh, offset, 1):
+        return raw
+    return None
+
+
+def read_header(fh: BinaryIO) -> tuple[dict[str, Any] | None, bytes | None, str | None]:
+    """The session header (first line) when it is one, its raw bytes, or the reason it is not."""
+    raw = read_line_at(fh, 0)
+    if raw is None:
+        fh.seek(0)
+        head = fh.read(1)
+        return None, None, "empty file" if not head else "first line not complete yet"
+    objects, error = parse_line(raw)
+    if not objects or error is not None:
+        return None, raw, f"first line is not JSON ({error or 'empty'})"
+    header = objects[0]
+    if header.get("type") != "session" or not isinstance(header.get("id"), str):
+        return None, raw, "first line is not a Pi session header"
+    if not header["id"]:
+        return None, raw, "session header has an empty id"
+    return header, raw, None

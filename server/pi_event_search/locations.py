@@ -1,0 +1,24 @@
+"""Where Pi keeps its sessions and where our disposable index lives (environment-driven)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def pi_sessions_dir() -> Path:
+    """Pi's effective sessions directory: `$PI_CODING_AGENT_DIR/sessions`, else `~/.pi/agent/sessions`."""
+    agent_dir = os.environ.get("PI_CODING_AGENT_DIR")
+    base = Path(agent_dir).expanduser() if agent_dir else Path("~/.pi/agent").expanduser()
+    return base / "sessions"
+
+
+def cache_dir() -> Path:
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path("~/.cache").expanduser()
+    return base / "pi-event-search"
+
+
+def default_index_path() -> Path:
+    explicit = os.environ.get("PI_EVENT_SEARCH_INDEX")
+    return Path(explicit).expanduser() if explicit else cache_dir() / "index.sqlite3"

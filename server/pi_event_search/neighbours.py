@@ -1,0 +1,98 @@
+"""Tree and append neighbours of an event, inside the caller's scope.
+
+Branch successors follow core-concepts: the selected path when the event is on it, else a sole
+child; at an unresolved fork they stop and list every candidate.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from pi_event_search.authz import Scope
+from pi_event_search.hits import NODE_COLUMNS, node_from_row
+
+Row = tuple[Any, ...]
+
+
+class Tree:
+    """Queries over one session's events, every one filtered by the caller's scope."""
+
+    def __init__(self, conn: sqlite3.Connection, scope: Scope, session_id: str) -> None:
+        self.conn = conn
+        self.where, self.params = scope.event_sql(session_id)
+
+    def _rows(self, cond: str, params: list[Any], order: str = "e.seq",
+              limit: int = 1000) -> list[Row]:
+        sql = (f"SELECT {NODE_COLUMNS} FROM events e JOIN sessions s ON s.sid = e.sid "
+               f"WHERE {cond} AND {self.where} ORDER BY {order} LIMIT ?")
+        return self.conn.execute(sql, [*params, *self.params, limit]).fetchall()
+
+    def one(self, session_id: str, entry_id: str) -> Row | None:
+        rows = self._rows("s.session_id = ? AND e.entry_id = ?", [session_id, entry_id], limit=1)
+        return rows[0] if rows else None
+
+    def by_entry(self, sid: int, entry_id: str | None) -> Row | None:
+        if entry_id is None:
+            return None
+        rows = self._rows("e.sid = ? AND e.entry_id = ?", [sid, entry_id], limit=1)
+        return rows[0] if rows else None
+
+    def children(self, sid: int, entry_id: str) -> list[Row]:
+        return self._rows("e.sid = ? AND e.parent_id = ? AND e.entry_id != ?",
+                          [sid, entry_id, entry_id])
+
+    def append_order(self, sid: int, seq: int, before: int, after: int
+                     ) -> tuple[list[Row], list[Row]]:
+        prev = self._rows("e.sid = ? AND e.seq < ?", [sid, seq], "e.seq DESC", before)
+        nxt = self._rows("e.sid = ? AND e.seq > ?", [sid, seq], "e.seq", after)
+        return list(reversed(prev)), nxt
+
+    def ancestors(self, sid: int, row: Row, count: int) -> list[Row]:
+        out: list[Row] = []
+        seen = {row[2]}
+        cur = row
+        while len(out) < count:
+            parent = self.by_entry(sid, cur[3])
+            if parent is None or parent[2] in seen:
+                break
+            seen.add(parent[2])
+            out.append(parent)
+            cur = parent
+        return list(reversed(out))
+
+    def successors(self, sid: int, row: Row, count: int) -> tuple[list[Row], list[Row], bool]:
+        """(path forward, alternatives passed or stopped at, stopped at an unresolved fork)."""
+        out: list[Row] = []
+        alternatives: list[Row] = []
+        seen = {row[2]}
+        cur = row
+        while len(out) < count:
+            kids = [k for k in self.children(sid, cur[2]) if k[2] not in seen]
+            if not kids:
+                return out, alternatives, False
+            chosen = [k for k in kids if k[9] == "selected"] if cur[9] == "selected" else []
+            if len(chosen) == 1:
+                nxt = chosen[0]
+                alternatives += [k for k in kids if k is not nxt]
+            elif len(kids) == 1:
+                nxt = kids[0]
+            else:
+                return out, alternatives + kids, True
+            seen.add(nxt[2])
+            out.append(nxt)
+            cur = nxt
+        return out, alternatives, False
+
+
+def neighbours(tree: Tree, sid: int, row: Row, order: str, before: int, after: int
+               ) -> dict[str, Any]:
+    if order == "branch":
+        prev = tree.ancestors(sid, row, before)
+        nxt, alternatives, stopped = tree.successors(sid, row, after)
+    else:
+        prev, nxt = tree.append_order(sid, row[1], before, after)
+        alternatives, stopped = [], False
+    return {"order": order, "before": [node_from_row(r) for r in prev],
+            "after": [node_from_row(r) for r in nxt],
+            "alternatives": [node_from_row(r) for r in alternatives], "stoppedAtFork": stopped}

@@ -1,0 +1,114 @@
+"""Exact reads: content comes from the source file at the stored offset, verified, never from
+snippets. If the file changed, the index is refreshed first; if the entry is gone, we say so.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pi_event_search import jsonl
+from pi_event_search.authz import Scope
+from pi_event_search.hits import ref, source
+from pi_event_search.neighbours import Row, Tree, neighbours
+from pi_event_search.projection import project
+
+if TYPE_CHECKING:
+    from pi_event_search.engine import Engine, Ref
+
+MAX_WINDOW = 100_000
+MAX_NEIGHBOURS = 50
+
+
+def _check(offset: int, length: int, before: int, after: int, order: str) -> None:
+    from pi_event_search.engine import InvalidRef
+
+    if offset < 0 or not 1 <= length <= MAX_WINDOW:
+        raise InvalidRef(f"offset must be >= 0 and length in 1..{MAX_WINDOW}")
+    if not (0 <= before <= MAX_NEIGHBOURS and 0 <= after <= MAX_NEIGHBOURS):
+        raise InvalidRef(f"before and after must be in 0..{MAX_NEIGHBOURS}")
+    if order not in ("append", "branch"):
+        raise InvalidRef("order must be 'append' or 'branch'")
+
+
+def read_event(engine: Engine, target: Ref, scope: Scope, *, fragment: str | None = None,
+               offset: int = 0, length: int = 4000, before: int = 1, after: int = 1,
+               order: str = "append") -> dict[str, Any]:
+    from pi_event_search.engine import EngineError, InvalidRef, NotFound
+
+    _check(offset, length, before, after, order)
+    fragment = fragment or target.fragment
+    found = _locate(engine, target, scope)
+    if found is not None and found[1] is None:  # the source changed since it was indexed
+        engine.refresh()
+        found = _locate(engine, target, scope)
+    if found is None:
+        raise NotFound(str(target))
+    if found[1] is None:
+        raise EngineError(f"{target}: the entry is no longer in its source file "
+                          f"{found[0][13]}; search again")
+    row, obj, meta = found[0], found[1], found[2]
+    assert obj is not None
+    event = project(obj, meta["cwd"], bounded=False)
+    frags = event.fragments
+    if fragment is not None:
+        frags = [f for f in frags if f.fragment_id == fragment]
+        if not frags:
+            raise InvalidRef(f"{target} has no fragment {fragment!r}")
+    omitted: list[dict[str, Any]] = [
+        {"field": o.field, "reason": o.reason, "bytes": o.size,
+         **({"mimeType": o.mime_type} if o.mime_type else {})} for o in event.omissions]
+    out_frags = []
+    for f in frags:
+        window = f.text[offset : offset + length]
+        truncated = offset > 0 or offset + length < len(f.text)
+        if truncated:
+            omitted.append({"field": f.fragment_id, "reason": "window",
+                            "bytes": len(f.text.encode()) - len(window.encode())})
+        out_frags.append({"fragmentId": f.fragment_id, "kind": f.kind, "text": window,
+                          "offset": offset, "length": len(window), "totalLength": len(f.text),
+                          "truncated": truncated})
+    tree = Tree(engine.reader(), scope, target.session_id)
+    return {
+        "event": {**meta["event"], "kinds": list(dict.fromkeys(f.kind for f in event.fragments)),
+                  "toolName": event.tool_name, "isError": event.is_error},
+        "source": source(row[13], row[10], row[11]),
+        "fragments": out_frags,
+        "omitted": omitted,
+        "neighbours": neighbours(tree, meta["sid"], row, order, before, after),
+    }
+
+
+def _locate(engine: Engine, target: Ref, scope: Scope
+            ) -> tuple[Row, dict[str, Any] | None, dict[str, Any]] | None:
+    """The event's row, its entry object read back from the source (None if it no longer
+    matches), and metadata; None when the event is not indexed or not visible."""
+    conn = engine.reader()
+    where, params = scope.event_sql(target.session_id)
+    full = conn.execute(
+        "SELECT e.eid, e.seq, e.entry_id, e.parent_id, e.entry_type, e.role, e.kinds, e.ts, "
+        "e.preview, e.branch_state, e.line, e.byte_off, s.session_id, s.path, e.sub, e.lhash, "
+        "e.context_role, e.selection_state, s.cwd, s.name, e.sid FROM events e "
+        f"JOIN sessions s ON s.sid = e.sid WHERE s.session_id = ? AND e.entry_id = ? AND {where}",
+        [target.session_id, target.entry_id, *params]).fetchone()
+    if full is None:
+        return None
+    row = full[:14]
+    meta = {"sid": full[20], "cwd": full[18], "event": {
+        "ref": ref(full[12], full[2]), "sessionId": full[12], "entryId": full[2],
+        "parentId": full[3], "entryType": full[4], "role": full[5], "timestamp": full[7],
+        "cwd": full[18], "sessionName": full[19], "branchState": full[9],
+        "contextRole": full[16], "selectionState": full[17]}}
+    return row, _read_back(full[13], full[11], full[14], full[15]), meta
+
+
+def _read_back(path: str, offset: int, sub: int, lhash: bytes) -> dict[str, Any] | None:
+    try:
+        with open(path, "rb") as fh:
+            raw = jsonl.read_line_at(fh, offset)
+    except OSError:
+        return None
+    if raw is None or jsonl.digest(raw) != lhash:
+        return None
+    objects, _ = jsonl.parse_line(raw)
+    return objects[sub] if sub < len(objects) else None
+

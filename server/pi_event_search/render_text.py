@@ -1,0 +1,113 @@
+"""Human-readable CLI output (tables, progress lines). JSON output lives in cli.py."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from pi_event_search.indexer import Progress
+
+if TYPE_CHECKING:
+    from pi_event_search.engine import Engine
+
+
+def progress_printer() -> Progress:
+    """A live line on a TTY, plain lines otherwise; quiet for short passes."""
+    tty = sys.stderr.isatty()
+    start = time.monotonic()
+    last = [0.0]
+
+    def report(done: int, total: int, path: str) -> None:
+        now = time.monotonic()
+        if now - start < 1.0 or (now - last[0] < (0.2 if tty else 5.0) and done < total):
+            return
+        last[0] = now
+        line = f"indexing {done}/{total} files"
+        if tty:
+            sys.stderr.write("\r\033[K" + line + ("\n" if done >= total else ""))
+        else:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    return report
+
+
+def index(engine: Engine, watch: bool) -> int:
+    started = time.monotonic()
+    report = engine.refresh(progress_printer())
+    changes = ", ".join(f"{n} {k}" for k, n in sorted(report.changed.items())) or "nothing"
+    print(f"indexed {report.files} files in {time.monotonic() - started:.1f}s: {changes}; "
+          f"{report.events} new events, {report.removed} sessions removed", file=sys.stderr)
+    if watch:
+        from pi_event_search.watch import watch_forever
+
+        watch_forever(engine, lambda r: print(
+            f"updated: {r.changed_sessions} sessions, {r.events} new events", file=sys.stderr))
+    return 0
+
+
+def status(s: dict[str, Any]) -> None:
+    print(f"index      {s['index']['path']} ({s['index']['bytes'] / 1e6:.1f} MB)")
+    print(f"sessions   {s['sessions']}   events {s['events']}   fragments {s['fragments']}")
+    print(f"dirs       {', '.join(s['sessionDirs'])}")
+    for key in ("stale", "unavailable"):
+        for item in s[key]:
+            print(f"{key:<10} {item['path']}: {item['error']}")
+    for item in s["duplicates"]:
+        print(f"duplicate  {item['path']} (canonical: {item['canonicalPath']})")
+    for item in s["badLines"]:
+        print(f"bad lines  {item['path']}: {item['badLines']}")
+    for item in s["skipped"]:
+        print(f"skipped    {item['path']}: {item['reason']}")
+
+
+def hits(items: list[dict[str, Any]], next_cursor: str | None) -> None:
+    if not items:
+        print("no hits", file=sys.stderr)
+        return
+    for h in items:
+        where = h["sessionName"] or h["cwd"] or ""
+        err = " ERROR" if h["isError"] else ""
+        print(f"{(h['timestamp'] or '')[:16]:<16}  {h['kind']:<18} {where[:40]}{err}")
+        print(f"    {h['snippet']}")
+        print(f"    {h['ref']}  {h['source']['path']}:{h['source']['line']}")
+    if next_cursor:
+        print(f"more: --cursor {next_cursor}", file=sys.stderr)
+
+
+def read(r: dict[str, Any]) -> None:
+    ev = r["event"]
+    print(f"{ev['ref']}  {ev['entryType']} {ev.get('role') or ''}  {ev['timestamp']}")
+    print(f"branch {ev['branchState']}  context {ev['contextRole']}  "
+          f"selection {ev['selectionState']}")
+    print(f"source {r['source']['path']}:{r['source']['line']} (byte {r['source']['byteOffset']})")
+    for f in r["fragments"]:
+        print(f"\n--- {f['fragmentId']} ({f['offset']}..{f['offset'] + f['length']} of "
+              f"{f['totalLength']})")
+        print(f["text"])
+    for o in r["omitted"]:
+        print(f"[omitted {o['field']}: {o['reason']}, {o['bytes']} bytes]")
+    n = r["neighbours"]
+    for label, items in (("before", n["before"]), ("after", n["after"]),
+                         ("alternative", n["alternatives"])):
+        for node in items:
+            print(f"{label:<11} {node['ref']}  {node['preview']}")
+
+
+def trace(t: dict[str, Any]) -> None:
+    print(f"event   {t['event']['ref']}  {t['event']['preview']}")
+    if t["parent"]:
+        print(f"parent  {t['parent']['ref']}  {t['parent']['preview']}")
+    for key in ("children", "siblings"):
+        for node in t[key]:
+            print(f"{'child' if key == 'children' else 'sibling':<7} {node['ref']}  "
+                  f"{node['preview']}")
+    print(f"toward leaf: {t['towardLeaf']} {t['towardLeafRef'] or ''}")
+    for rel in t["relations"]:
+        node = rel.get("node")
+        target = rel.get("path") or ("(masked)" if node and node.get("masked") else
+                                     node["ref"] if node else "")
+        print(f"{rel['type']:<20} {rel['direction']:<3} {rel['label']:<8} {target}")
+    for item in t["lineage"]:
+        print(f"{item['relation']}: {'(masked)' if item.get('masked') else item.get('path')}")

@@ -1,0 +1,151 @@
+"""The SQLite index: schema, opening rules, and the one place that knows table layout for writes.
+
+The index is a disposable cache: a schema-version mismatch drops and rebuilds it; a database that
+is not ours (different application_id) is refused, never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+APPLICATION_ID = 0x50494553  # "PIES"
+SCHEMA_VERSION = 3
+
+SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files (
+  path TEXT PRIMARY KEY, root TEXT NOT NULL, live INTEGER NOT NULL,
+  dev INTEGER, ino INTEGER, size INTEGER, mtime_ns INTEGER,
+  session_id TEXT, status TEXT NOT NULL, reason TEXT, canonical_path TEXT,
+  committed INTEGER NOT NULL DEFAULT 0, lines INTEGER NOT NULL DEFAULT 0,
+  header_hash BLOB, last_off INTEGER, last_hash BLOB,
+  bad_lines INTEGER NOT NULL DEFAULT 0, bad_detail TEXT);
+CREATE TABLE sessions (
+  sid INTEGER PRIMARY KEY, session_id TEXT NOT NULL UNIQUE, path TEXT NOT NULL,
+  cwd TEXT, cwd_canon TEXT, version INTEGER, created TEXT, parent_path TEXT, name TEXT,
+  leaf TEXT, entries INTEGER NOT NULL DEFAULT 0, state TEXT NOT NULL DEFAULT 'ok', error TEXT);
+CREATE INDEX sessions_cwd ON sessions(cwd_canon);
+CREATE INDEX sessions_parent ON sessions(parent_path);
+CREATE TABLE events (
+  eid INTEGER PRIMARY KEY, sid INTEGER NOT NULL, entry_id TEXT NOT NULL, parent_id TEXT,
+  seq INTEGER NOT NULL, line INTEGER NOT NULL, byte_off INTEGER NOT NULL, sub INTEGER NOT NULL,
+  lhash BLOB NOT NULL, entry_type TEXT NOT NULL, role TEXT, tool_name TEXT, ts TEXT, ts_ms INTEGER,
+  is_error INTEGER NOT NULL DEFAULT 0, context_role TEXT NOT NULL, branch_state TEXT NOT NULL,
+  selection_state TEXT NOT NULL, preview TEXT NOT NULL, kinds TEXT NOT NULL, facts TEXT,
+  UNIQUE (sid, entry_id));
+CREATE INDEX events_seq ON events(sid, seq);
+CREATE INDEX events_parent ON events(sid, parent_id);
+CREATE INDEX events_ts ON events(ts_ms);
+CREATE TABLE fragments (
+  fid INTEGER PRIMARY KEY, eid INTEGER NOT NULL, frag TEXT NOT NULL, kind TEXT NOT NULL,
+  text TEXT NOT NULL, meta TEXT NOT NULL);
+CREATE INDEX fragments_eid ON fragments(eid);
+CREATE VIRTUAL TABLE fts USING fts5(text, meta, content='fragments', content_rowid='fid',
+  tokenize='unicode61 remove_diacritics 2');
+CREATE TRIGGER fragments_ai AFTER INSERT ON fragments BEGIN
+  INSERT INTO fts(rowid, text, meta) VALUES (new.fid, new.text, new.meta);
+END;
+CREATE TRIGGER fragments_ad AFTER DELETE ON fragments BEGIN
+  INSERT INTO fts(fts, rowid, text, meta) VALUES ('delete', old.fid, old.text, old.meta);
+END;
+CREATE TABLE relations (eid INTEGER NOT NULL, type TEXT NOT NULL, target TEXT NOT NULL);
+CREATE INDEX relations_eid ON relations(eid);
+CREATE INDEX relations_target ON relations(target, type);
+CREATE TABLE calls (sid INTEGER NOT NULL, call_id TEXT NOT NULL, eid INTEGER NOT NULL);
+CREATE INDEX calls_id ON calls(sid, call_id);
+CREATE TABLE file_refs (eid INTEGER NOT NULL, op TEXT NOT NULL, path TEXT NOT NULL,
+  label TEXT NOT NULL);
+CREATE INDEX file_refs_path ON file_refs(path);
+CREATE INDEX file_refs_eid ON file_refs(eid);
+INSERT INTO meta(key, value) VALUES ('generation', '0');
+"""
+
+
+class ForeignDatabase(Exception):
+    """The index path holds a SQLite database that pi-event-search did not create."""
+
+
+def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+    """Open (and if needed create or rebuild) the index. Autocommit mode: callers BEGIN."""
+    if not readonly:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    created = not path.exists()
+    if created and not readonly:
+        # The index holds copies of session text: readable by the user only.
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+        os.close(fd)
+    conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout = 60000")
+    if not readonly:
+        conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA cache_size = -32000")
+    if not readonly:
+        _ensure_schema(conn, path)
+    return conn
+
+
+def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
+    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if app_id == APPLICATION_ID and version == SCHEMA_VERSION:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if app_id == APPLICATION_ID and version == SCHEMA_VERSION:
+            conn.execute("COMMIT")
+            return
+        tables = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table','view') "
+            "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'fts_%'")]
+        if app_id != APPLICATION_ID and tables:
+            raise ForeignDatabase(f"{path} is not a pi-event-search index; refusing to touch it")
+        for name in tables:  # our own older schema: the index is disposable, rebuild it
+            conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+        for statement in _statements(SCHEMA):
+            conn.execute(statement)
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _statements(script: str) -> list[str]:
+    """Split the schema into statements (triggers contain inner semicolons)."""
+    out: list[str] = []
+    buf = ""
+    for line in script.strip().splitlines():
+        buf += line + "\n"
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    return out
+
+
+def generation(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def bump_generation(conn: sqlite3.Connection) -> None:
+    conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """A write transaction that takes the lock up front (BEGIN IMMEDIATE): no upgrade deadlocks."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

@@ -1,0 +1,127 @@
+"""Branch and selection states of a session's entries, derived as Pi builds its context.
+
+The materialized leaf is the last entry in append order (Pi persists no leaf pointer). The selected
+branch is the root-to-leaf path; the model context is that path, compaction-aware: the last
+compaction on the path stands for everything before its `firstKeptEntryId`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SELECTED, ALTERNATE, UNKNOWN = "selected", "alternate", "unknown"
+DIRECT, SUMMARIZED, NOT_SELECTED, NOT_APPLICABLE = (
+    "direct", "summarized", "not-selected", "not-applicable")
+
+
+@dataclass(slots=True)
+class Node:
+    seq: int
+    entry_id: str
+    parent_id: str | None
+    entry_type: str
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class States:
+    leaf: str | None
+    branch: dict[str, str]
+    selection: dict[str, str]
+    path: list[str]
+
+
+def makes_context(node: Node) -> bool:
+    """Entries that buildSessionContext turns into model messages."""
+    if node.entry_type in ("message", "custom_message"):
+        return True
+    if node.entry_type == "branch_summary":
+        return not node.facts.get("emptySummary", False)
+    return node.entry_type == "compaction"
+
+
+def compute(nodes: list[Node], has_tree: bool) -> States:
+    """States for every node; `has_tree` is False for v1 files (no ids, no parents)."""
+    if not nodes:
+        return States(None, {}, {}, [])
+    by_id = {n.entry_id: n for n in nodes}
+    leaf = nodes[-1].entry_id
+    path = _path(by_id, leaf) if has_tree else None
+    if path is None:
+        unknown = {n.entry_id: UNKNOWN for n in nodes}
+        return States(leaf, unknown, dict(unknown), [])
+    on_path = set(path)
+    rooted = _rooted(by_id)
+    branch = {n.entry_id: SELECTED if n.entry_id in on_path
+              else ALTERNATE if rooted.get(n.entry_id) else UNKNOWN for n in nodes}
+    selection = _selection(nodes, [by_id[i] for i in path], branch)
+    return States(leaf, branch, selection, path)
+
+
+def _path(by_id: dict[str, Node], leaf: str) -> list[str] | None:
+    """Root-to-leaf ids, as Pi's getBranch walks them; None on a cycle."""
+    path: list[str] = []
+    seen: set[str] = set()
+    cur: str | None = leaf
+    while cur is not None and cur in by_id:
+        if cur in seen:
+            return None
+        seen.add(cur)
+        path.append(cur)
+        parent = by_id[cur].parent_id
+        cur = parent if parent != cur else None
+    path.reverse()
+    return path
+
+
+def _rooted(by_id: dict[str, Node]) -> dict[str, bool]:
+    """Whether each entry's ancestor chain reaches a real root (parentId null) without a cycle."""
+    result: dict[str, bool] = {}
+    for start in by_id:
+        chain: list[str] = []
+        cur: str | None = start
+        ok = False
+        while True:
+            if cur is None:
+                ok = True
+                break
+            if cur in result:
+                ok = result[cur]
+                break
+            node = by_id.get(cur)
+            if node is None or cur in chain:
+                ok = False
+                break
+            chain.append(cur)
+            cur = node.parent_id if node.parent_id != cur else None
+        for item in chain:
+            result[item] = ok
+    return result
+
+
+def _selection(nodes: list[Node], path: list[Node], branch: dict[str, str]) -> dict[str, str]:
+    selection: dict[str, str] = {}
+    for n in nodes:
+        if not makes_context(n):
+            selection[n.entry_id] = NOT_APPLICABLE
+        elif branch[n.entry_id] == UNKNOWN:
+            selection[n.entry_id] = UNKNOWN
+        else:
+            selection[n.entry_id] = NOT_SELECTED
+    last = max((i for i, n in enumerate(path) if n.entry_type == "compaction"), default=None)
+    for i, n in enumerate(path):
+        if makes_context(n):
+            selection[n.entry_id] = DIRECT
+    if last is None:
+        return selection
+    kept_id = path[last].facts.get("firstKept")
+    kept = next((i for i in range(last) if path[i].entry_id == kept_id), last)
+    for i in range(last):
+        n = path[i]
+        if makes_context(n) and i < kept:
+            selection[n.entry_id] = SUMMARIZED
+        elif n.entry_type == "compaction":
+            # An older compaction inside the kept range: Pi drops its summary from the context.
+            selection[n.entry_id] = NOT_SELECTED
+    return selection
