@@ -1,0 +1,177 @@
+"""LSP feature handlers: parse params, call one engine function, render. Nothing else.
+
+Domain errors become JSON-RPC errors with the stable codes of docs/protocol.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from functools import wraps
+from typing import Any, TypeVar
+
+from lsprotocol import types as t
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
+
+from pi_event_search import lsp_render, refs
+from pi_event_search.engine import EngineError, InvalidRef, NotFound, Ref
+from pi_event_search.params import BadParams, event_ref, read_params, search_params
+from pi_event_search.query import QueryTooLong
+from pi_event_search.search import Filters, StaleCursor
+from pi_event_search.server import PiEventServer
+
+NOT_FOUND, STALE_CURSOR, QUERY_TOO_LONG, INDEX_UNAVAILABLE = -32001, -32002, -32003, -32004
+SYMBOL_LIMIT = 50
+R = TypeVar("R")
+
+
+def errors(fn: Callable[..., Awaitable[R]]) -> Callable[..., Awaitable[R]]:
+    """Map domain exceptions to JSON-RPC errors."""
+
+    @wraps(fn)
+    async def wrapper(*args: Any) -> R:
+        try:
+            return await fn(*args)
+        except (BadParams, InvalidRef) as exc:
+            raise JsonRpcInvalidParams(f"Invalid params: {exc}") from exc
+        except NotFound as exc:
+            raise JsonRpcServerError(str(exc), NOT_FOUND) from exc
+        except StaleCursor as exc:
+            raise JsonRpcServerError(f"Stale cursor: {exc}", STALE_CURSOR) from exc
+        except QueryTooLong as exc:
+            raise JsonRpcServerError(f"Query too long: {exc}", QUERY_TOO_LONG) from exc
+        except EngineError as exc:
+            raise JsonRpcServerError(str(exc), INDEX_UNAVAILABLE) from exc
+
+    return wrapper
+
+
+def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per feature
+    @ls.feature(t.INITIALIZE)
+    def initialize(ls: PiEventServer, params: t.InitializeParams) -> None:
+        ls.apply_settings(params.initialization_options)
+
+    @ls.feature(t.INITIALIZED)
+    async def initialized(ls: PiEventServer, params: t.InitializedParams) -> None:
+        ls.open_engine()
+        asyncio.ensure_future(ls.start_background())
+
+    @ls.feature(t.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(ls: PiEventServer,
+                                 params: t.DidChangeConfigurationParams) -> None:
+        ls.apply_settings(params.settings)
+
+    @ls.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_folders(ls: PiEventServer,
+                           params: t.DidChangeWorkspaceFoldersParams) -> None:
+        return None  # pygls updates ls.workspace.folders; roots are read per request
+
+    @ls.feature(t.SHUTDOWN)
+    def shutdown(ls: PiEventServer, params: Any) -> None:
+        ls.stop_watch.set()
+
+    @ls.feature("piEvents/search")
+    @errors
+    async def search(ls: PiEventServer, params: Any) -> dict[str, Any]:
+        p = search_params(params)
+        engine = ls.require_engine()
+        page = await ls.run_blocking(engine.search, p.query, p.filters, ls.scope(p.current),
+                                     limit=p.limit, cursor=p.cursor, prefix_last=p.prefix_last)
+        return {"hits": page.hits, "nextCursor": page.next_cursor}
+
+    @ls.feature(t.WORKSPACE_SYMBOL)
+    @errors
+    async def workspace_symbol(ls: PiEventServer, params: t.WorkspaceSymbolParams
+                               ) -> list[t.SymbolInformation]:
+        if not params.query.strip():
+            return []
+        engine = ls.require_engine()
+        page = await ls.run_blocking(engine.search, params.query, Filters(), ls.scope(),
+                                     limit=SYMBOL_LIMIT, prefix_last=True)
+        return [lsp_render.symbol(h) for h in page.hits]
+
+    @ls.feature("piEvents/read")
+    @errors
+    async def read(ls: PiEventServer, params: Any) -> dict[str, Any]:
+        p = read_params(params)
+        engine = ls.require_engine()
+        return await ls.run_blocking(engine.read, p.ref, ls.scope(), fragment=p.fragment,
+                                     offset=p.offset, length=p.length, before=p.before,
+                                     after=p.after, order=p.order)
+
+    @ls.feature("piEvents/trace")
+    @errors
+    async def trace(ls: PiEventServer, params: Any) -> dict[str, Any]:
+        ref = event_ref(params)
+        return await ls.run_blocking(ls.require_engine().trace, ref, ls.scope())
+
+    @ls.feature("piEvents/status")
+    @errors
+    async def status(ls: PiEventServer, params: Any) -> dict[str, Any]:
+        result = await ls.run_blocking(ls.require_engine().status, ls.scope())
+        result["index"]["indexing"] = ls.indexing
+        return result
+
+    @ls.feature("piEvents/reindex")
+    @errors
+    async def reindex(ls: PiEventServer, params: Any) -> dict[str, Any]:
+        report = await ls.index_now()
+        return {"changedSessions": report.changed_sessions, "generation": report.generation}
+
+    @ls.feature(t.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: PiEventServer, params: t.HoverParams) -> t.Hover | None:
+        found = _ref_at(ls, params.text_document.uri, params.position)
+        if found is None:
+            return None
+        result = await _quiet_read(ls, found[0])
+        if result is None:
+            return None
+        return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown,
+                                                value=lsp_render.hover_markdown(result)),
+                       range=found[1])
+
+    @ls.feature(t.TEXT_DOCUMENT_DEFINITION)
+    async def definition(ls: PiEventServer, params: t.DefinitionParams) -> t.Location | None:
+        found = _ref_at(ls, params.text_document.uri, params.position)
+        if found is None:
+            return None
+        result = await _quiet_read(ls, found[0])
+        return lsp_render.location(result["source"]) if result else None
+
+    @ls.feature(t.TEXT_DOCUMENT_DOCUMENT_LINK)
+    async def document_link(ls: PiEventServer, params: t.DocumentLinkParams
+                            ) -> list[t.DocumentLink]:
+        doc = ls.workspace.get_text_document(params.text_document.uri)
+        links: list[t.DocumentLink] = []
+        for found in list(refs.in_text(doc.source))[:500]:
+            result = await _quiet_read(ls, found.ref)
+            rng = doc.range_to_client_units(_range(found.line, found.start, found.end))
+            target = None
+            if result is not None:
+                target = f"{result['source']['uri']}#L{result['source']['line']}"
+            links.append(t.DocumentLink(range=rng, target=target, tooltip=str(found.ref)))
+        return links
+
+
+def _range(line: int, start: int, end: int) -> t.Range:
+    return t.Range(t.Position(line, start), t.Position(line, end))
+
+
+def _ref_at(ls: PiEventServer, uri: str, pos: t.Position) -> tuple[Ref, t.Range] | None:
+    doc = ls.workspace.get_text_document(uri)
+    server_pos = doc.position_from_client_units(pos)
+    found = refs.at(doc.source, server_pos.line, server_pos.character)
+    if found is None:
+        return None
+    return found.ref, doc.range_to_client_units(_range(found.line, found.start, found.end))
+
+
+async def _quiet_read(ls: PiEventServer, ref: Ref) -> dict[str, Any] | None:
+    """A bounded read for hovers and jumps; missing or invisible events simply give nothing."""
+    if ls.engine is None:
+        return None
+    try:
+        return await ls.run_blocking(ls.engine.read, ref, ls.scope(), length=lsp_render.HOVER_CHARS,
+                                     before=0, after=0)
+    except EngineError:
+        return None

@@ -1,0 +1,130 @@
+"""Validating request params (plain JSON objects) into domain values. Every problem is a
+BadParams with a message that names the field; nothing here knows about LSP types."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pi_event_search.engine import EngineError, Ref, parse_time
+from pi_event_search.search import Filters
+
+
+class BadParams(ValueError):
+    pass
+
+
+def _obj(params: Any) -> dict[str, Any]:
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise BadParams("params must be an object")
+    return params
+
+
+def _str(d: dict[str, Any], key: str, default: str | None = None) -> str | None:
+    value = d.get(key, default)
+    if value is not None and not isinstance(value, str):
+        raise BadParams(f"{key} must be a string")
+    return value
+
+
+def _int(d: dict[str, Any], key: str, default: int, lo: int, hi: int) -> int:
+    value = d.get(key, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise BadParams(f"{key} must be an integer in {lo}..{hi}")
+    return value
+
+
+def _strs(d: dict[str, Any], key: str) -> list[str]:
+    value = d.get(key)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise BadParams(f"filters.{key} must be a string or a list of strings")
+    return list(value)
+
+
+def _bool(d: dict[str, Any], key: str) -> bool:
+    value = d.get(key, False)
+    if not isinstance(value, bool):
+        raise BadParams(f"{key} must be true or false")
+    return value
+
+
+@dataclass(slots=True)
+class SearchParams:
+    query: str
+    filters: Filters
+    limit: int
+    cursor: str | None
+    prefix_last: bool
+    current: tuple[str, str | None] | None
+
+
+def search_params(params: Any) -> SearchParams:
+    d = _obj(params)
+    query = _str(d, "query", "") or ""
+    f = d.get("filters") or {}
+    if not isinstance(f, dict):
+        raise BadParams("filters must be an object")
+    try:
+        filters = Filters(
+            session_id=_str(f, "sessionId"), cwd=_str(f, "cwd"), kinds=_strs(f, "kind"),
+            roles=_strs(f, "role"), tools=_strs(f, "tool"),
+            since_ms=parse_time(_str(f, "since"), "filters.since"),
+            until_ms=parse_time(_str(f, "until"), "filters.until"), errors=_bool(f, "errors"),
+            branch_states=_strs(f, "branchState"), selection_states=_strs(f, "selectionState"),
+            file=_str(f, "file"))
+    except EngineError as exc:
+        raise BadParams(str(exc)) from exc
+    return SearchParams(query, filters, _int(d, "limit", 20, 1, 200), _str(d, "cursor"),
+                        _bool(d, "prefixLast"), current_session(d))
+
+
+def current_session(d: dict[str, Any]) -> tuple[str, str | None] | None:
+    cur = d.get("currentSession")
+    if cur is None:
+        return None
+    if not isinstance(cur, dict) or not isinstance(cur.get("sessionId"), str):
+        raise BadParams("currentSession must be {sessionId, cutoff}")
+    return cur["sessionId"], _str(cur, "cutoff")
+
+
+def event_ref(params: Any) -> Ref:
+    d = _obj(params)
+    text = _str(d, "ref")
+    if text is None:
+        session, entry = _str(d, "sessionId"), _str(d, "entryId")
+        if not session or not entry:
+            raise BadParams("give ref, or sessionId and entryId")
+        text = f"{session}/{entry}"
+    try:
+        return Ref.parse(text)
+    except EngineError as exc:
+        raise BadParams(str(exc)) from exc
+
+
+@dataclass(slots=True)
+class ReadParams:
+    ref: Ref
+    fragment: str | None
+    offset: int
+    length: int
+    before: int
+    after: int
+    order: str
+
+
+def read_params(params: Any) -> ReadParams:
+    d = _obj(params)
+    order = _str(d, "order", "append") or "append"
+    if order not in ("append", "branch"):
+        raise BadParams("order must be 'append' or 'branch'")
+    return ReadParams(event_ref(d), _str(d, "fragment"), _int(d, "offset", 0, 0, 1 << 40),
+                      _int(d, "length", 4000, 1, 100_000), _int(d, "before", 1, 0, 50),
+                      _int(d, "after", 1, 0, 50), order)

@@ -1,0 +1,48 @@
+"""Event references (`pi-event:<sessionId>/<entryId>[#<fragmentId>]`) inside any text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from pi_event_search.engine import Ref
+
+PATTERN = re.compile(r"pi-event:([A-Za-z0-9][A-Za-z0-9._-]*)/([A-Za-z0-9][A-Za-z0-9._~-]*)"
+                     r"(?:#([a-z.]+:[0-9]+))?")
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    ref: Ref
+    line: int
+    start: int  # code point column of the first character
+    end: int
+
+
+def _trim(m: re.Match[str]) -> tuple[str, str, str | None, int]:
+    """A reference at the end of a sentence keeps its id, not the full stop after it."""
+    session, entry, frag = m.group(1), m.group(2), m.group(3)
+    end = m.end()
+    if frag is None:
+        while entry and entry[-1] in ".-~" and len(entry) > 1:
+            entry, end = entry[:-1], end - 1
+    return session, entry, frag, end
+
+
+def in_text(text: str) -> Iterator[Found]:
+    for line_no, line in enumerate(text.splitlines()):
+        for m in PATTERN.finditer(line):
+            session, entry, frag, end = _trim(m)
+            yield Found(Ref(session, entry, frag), line_no, m.start(), end)
+
+
+def at(text: str, line: int, column: int) -> Found | None:
+    lines = text.splitlines()
+    if not 0 <= line < len(lines):
+        return None
+    for m in PATTERN.finditer(lines[line]):
+        session, entry, frag, end = _trim(m)
+        if m.start() <= column <= end:
+            return Found(Ref(session, entry, frag), line, m.start(), end)
+    return None

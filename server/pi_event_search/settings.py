@@ -1,0 +1,76 @@
+"""Server settings from initializationOptions / didChangeConfiguration, forgiving by design:
+a bad value is reported once and replaced by its default; the server keeps running."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    roots: tuple[str, ...] | None = None
+    session_dirs: tuple[str, ...] = ()
+    index_path: str | None = None
+    current_session: str | None = None
+    cutoff: str | None = None
+    watch: bool = True
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+
+def _paths(value: Any, key: str, warn: list[str], *, absolute: bool) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        warn.append(f"{key}: expected a list of paths; ignored")
+        return None
+    if absolute and not all(v.startswith("/") for v in value):
+        warn.append(f"{key}: every root must be an absolute path; ignored")
+        return None
+    return tuple(value)
+
+
+def parse(options: Any, base: Settings | None = None) -> Settings:
+    """Settings from a client's options object (`{"piEvents": {...}}` or the object itself)."""
+    base = base or Settings()
+    if options is None:
+        return base
+    if isinstance(options, dict) and isinstance(options.get("piEvents"), dict):
+        options = options["piEvents"]
+    if not isinstance(options, dict):
+        return Settings(**{**_fields(base), "warnings": ("settings: expected an object; ignored",)})
+    warn: list[str] = []
+    values = _fields(base)
+    roots = _paths(options.get("roots"), "roots", warn, absolute=True)
+    if "roots" in options:
+        values["roots"] = roots if roots else None
+    dirs = _paths(options.get("sessionDirs"), "sessionDirs", warn, absolute=False)
+    if dirs is not None:
+        values["session_dirs"] = dirs
+    index = options.get("indexPath")
+    if index is not None:
+        if isinstance(index, str) and index:
+            values["index_path"] = index
+        else:
+            warn.append("indexPath: expected a path; ignored")
+    current = options.get("currentSession")
+    if current is not None:
+        if isinstance(current, dict) and isinstance(current.get("sessionId"), str) and \
+                isinstance(current.get("cutoff", ""), str):
+            values["current_session"] = current["sessionId"]
+            values["cutoff"] = current.get("cutoff") or None
+        else:
+            warn.append("currentSession: expected {sessionId, cutoff}; ignored")
+    watch = options.get("watch")
+    if watch is not None:
+        if isinstance(watch, bool):
+            values["watch"] = watch
+        else:
+            warn.append("watch: expected true or false; ignored")
+    values["warnings"] = tuple(warn)
+    return Settings(**values)
+
+
+def _fields(s: Settings) -> dict[str, Any]:
+    return {"roots": s.roots, "session_dirs": s.session_dirs, "index_path": s.index_path,
+            "current_session": s.current_session, "cutoff": s.cutoff, "watch": s.watch}
