@@ -233,3 +233,154 @@ def test_units(world: World) -> None:
     trace = out["trace_lines"]
     assert any("tool-result-for [recorded] pi-event:S/D" in line for line in trace)
     assert "  read     /w/src/ws.ts [derived]" in trace
+
+
+# -- against the real server -------------------------------------------------------------------
+@needs_nvim
+def test_setup_attaches_one_client_per_root(world: World, server_cmd: list[str]) -> None:
+    out = ok(run_script("attach", world, server_cmd))
+    proj = world.facts["proj"]
+    assert out["root_dir"] == proj and out["notes_root"] == proj
+    assert out["init_options"]["roots"] == [proj]
+    assert [f["uri"] for f in out["workspace_folders"]] == [Path(proj).as_uri()]
+    assert out["notes_filetype"] == "markdown"
+    assert out["clients"] == 1
+    assert out["nofile_attached"] is False
+    assert out["status_roots"] == [proj]
+    assert out["notifications"] == []
+
+
+@needs_nvim
+def test_hover_and_definition_on_a_reference(world: World, server_cmd: list[str]) -> None:
+    out = ok(run_script("hover", world, server_cmd))
+    f = world.facts
+    hover = out["hover"]
+    text = hover["value"] if isinstance(hover, dict) else json.dumps(hover)
+    assert "tool.result" in text and "TypeError" in text
+    assert f"{Path(f['session_path']).as_uri()}#L{f['lines']['r2']}" in text
+    assert any("TypeError" in line for line in out["float_lines"])
+    assert out["gd_mapping"].startswith("pi_events")
+    assert out["gd_buffer"] == f["session_path"] and out["gd_line"] == f["lines"]["r2"]
+    assert out["gd_plain_buffer"] == f["notes"]
+    assert out["invisible_hover"] == "none" and out["invisible_definition"] == "none"
+
+
+@needs_nvim
+def test_search_finder_results_order_and_highlights(world: World, server_cmd: list[str]) -> None:
+    out = ok(run_script("search", world, server_cmd))
+    ref = world.facts["ref"]
+    # the dense "zebrafish zebrafish zebrafish" reply ranks above the single mention in a long one
+    assert out["zebrafish"] == [ref["a3"], ref["a4"]]
+    assert out["zebrafish"] == out["raw_zebrafish"]
+    assert out["prefix"] == out["zebrafish"]
+    assert out["empty"] > 0
+    shown = {e["ref"]: e for e in out["websocket"]}
+    u2 = f"pi-event:{world.facts['session']}/{world.facts['ids']['u2']}"
+    assert {ref["u1"], u2} <= set(shown)
+    for entry in out["websocket"]:
+        assert entry["matched"] and all(m.lower() == "websocket" for m in entry["matched"]), entry
+        assert entry["filename"] == world.facts["session_path"]
+    assert shown[ref["u1"]]["lnum"] == world.facts["lines"]["u1"]
+    assert all(world.facts["other_session"] not in e["ref"] for e in out["websocket"])
+    stale = out["stale"]
+    assert stale["done"] == 1 and stale["requests"] == 3 and stale["cancelled"] == 2
+    assert stale["delivered"] == [f"zebrafish {r}" for r in out["zebrafish"]]
+    assert out["preview"][0] == f"# {ref['a3']}"
+    assert any("zebrafish zebrafish zebrafish" in line for line in out["preview"])
+
+
+@needs_nvim
+def test_read_view_and_open(world: World, server_cmd: list[str]) -> None:
+    out = ok(run_script("read", world, server_cmd))
+    f = world.facts
+    read = out["read"]
+    assert read["name"] == f"pi-event://read/{f['session']}/{f['ids']['r2']}"
+    assert read["lines"][0] == f"# {f['ref']['r2']}"
+    body = "\n".join(read["lines"])
+    assert "TypeError: Cannot read properties of undefined (reading 'close')" in body
+    assert "## tool.result:0" in body and "error:     yes" in body
+    assert f"source:    {f['session_path']}:{f['lines']['r2']}" in read["lines"]
+    lines = read["lines"]
+    before = next(i for i, x in enumerate(lines) if x.startswith("## before"))
+    after = next(i for i, x in enumerate(lines) if x.startswith("## after"))
+    assert lines[after - 2].strip().startswith(f["ref"]["a2"])  # nearest neighbour last
+    assert before < after and lines[after + 1].strip().startswith(f["ref"]["a3"])
+    assert out["read_modifiable"] is False
+    assert out["neighbour_first_line"] == f"# {f['ref']['a2']}"
+    assert out["open_line"] == f["lines"]["r2"]
+    assert any("Event not found" in n["msg"] for n in out["notifications"]), out["notifications"]
+
+
+@needs_nvim
+def test_trace_view(world: World, server_cmd: list[str]) -> None:
+    out = ok(run_script("trace", world, server_cmd))
+    f = world.facts
+    trace = out["trace"]
+    assert trace["name"] == f"pi-event://trace/{f['session']}/{f['ids']['r2']}"
+    assert trace["lines"][0] == f"# trace {f['ref']['r2']}"
+    assert out["raw_parent"] == f["ref"]["a2"]
+    assert any(line.startswith("parent:") and f["ref"]["a2"] in line for line in trace["lines"])
+    assert any("tool-result-for" in line and f["ref"]["a2"] in line for line in trace["lines"])
+    u1 = out["trace_u1"]["lines"]
+    assert u1[0] == f"# trace {f['ref']['u1']}"
+    assert any(line.startswith("parent:") for line in u1)
+    assert "no pi-event: reference under the cursor" in out["no_ref_notification"]["msg"]
+
+
+@needs_nvim
+def test_select_fallback_without_telescope(world: World, server_cmd: list[str]) -> None:
+    out = ok(run_script("select", world, server_cmd))
+    f = world.facts
+    assert out["has_telescope"] is False
+    assert out["prompts"] == ["Search Pi events: "]
+    sel = out["select"]
+    assert sel["kind"] == "pi_events" and sel["refs"] == [f["ref"]["a3"], f["ref"]["a4"]]
+    assert sel["items"][0].startswith("assistant.text") and "zebrafish" in sel["items"][0]
+    assert out["line"] == f["lines"]["a3"]
+    assert f["ref"]["u1"] in out["second"]["refs"] and out["second_prompts"] == 1
+    assert out["second_buffer"] == ""
+
+
+@needs_nvim
+def test_status_and_reindex(world: World, server_cmd: list[str]) -> None:
+    out = ok(run_script("status", world, server_cmd))
+    lines = out["status"]["lines"]
+    assert lines[0] == "# pi-event-search status"
+    assert "sessions:  1" in lines  # the other project's session is not counted
+    assert f"roots:     {world.facts['proj']}" in lines
+    assert any(line.startswith("index:") and "index.sqlite3" in line for line in lines)
+    assert set(out["reindex"]) >= {"changedSessions", "generation"}
+    assert any("reindexed" in n["msg"] for n in out["notifications"])
+
+
+@needs_nvim
+def test_checkhealth(world: World, server_cmd: list[str]) -> None:
+    out = ok(run_script("health", world, server_cmd))
+    good = "\n".join(out["good"])
+    assert re.search(r"OK Neovim 0\.1\d\.\d+", good), good
+    assert "OK configuration is valid" in good
+    assert f"OK server command: {' '.join(server_cmd)}" in good
+    assert re.search(r"OK server (started|running): ", good), good
+    assert re.search(r"OK index .*index\.sqlite3: generation \d+, 1 sessions", good), good
+    assert "telescope.nvim not found" in good
+    missing = "\n".join(out["missing"])
+    assert "ERROR server command not found: /nonexistent/pi-event-search" in missing
+
+
+@needs_nvim
+def test_telescope_picker(world: World, server_cmd: list[str]) -> None:
+    rtp = {k: os.environ.get(k.upper()) for k in ("telescope_rtp", "plenary_rtp")}
+    if not all(rtp.values()):
+        pytest.skip("set TELESCOPE_RTP and PLENARY_RTP to checkouts of telescope.nvim and "
+                    "plenary.nvim to run the telescope picker test")
+    out = ok(run_script("telescope", world, server_cmd, **rtp))
+    f = world.facts
+    assert out["entries"] == out["raw"] == [f["ref"]["a3"], f["ref"]["a4"]]
+    assert any("zebrafish" in line for line in out["results_lines"])
+    assert {"PiEventsMatch", "PiEventsKind", "PiEventsMeta"} <= set(out["result_groups"])
+    assert out["selected"] == f["ref"]["a3"]
+    assert out["yanked"] == f["ref"]["a3"] and out["open_after_yank"] is True
+    assert out["line"] == f["lines"]["a3"]
+    for key, kind in (("<C-o>", "read"), ("<C-t>", "trace")):
+        first = out[key]["first"]
+        assert out[key]["buffer"] == f"pi-event://{kind}/{first.removeprefix('pi-event:')}"

@@ -1,0 +1,43 @@
+-- setup() starts one server for the workspace (Git root) and attaches it to every file buffer,
+-- notes included; a second buffer of the same root reuses the client.
+local H = dofile(arg[1])
+H.load_plugins()
+
+H.run(function()
+  local F = H.case.facts
+  H.setup()
+  local client = require("pi_events.client")
+  local c = H.client()
+  H.put("root_dir", c.config.root_dir)
+  H.put("init_options", c.config.init_options)
+  H.put("workspace_folders", c.workspace_folders)
+  H.put("server_name", (c.server_info or {}).name or vim.NIL)
+
+  vim.cmd.edit(F.notes)
+  local notes = vim.api.nvim_get_current_buf()
+  H.check("notes buffer attached", H.wait(function()
+    return vim.lsp.buf_is_attached(notes, c.id)
+  end), vim.tbl_map(function(x)
+    return x.name
+  end, vim.lsp.get_clients()))
+  H.put("notes_filetype", vim.bo.filetype)
+  H.put("notes_root", client.root(notes))
+
+  vim.cmd.edit(F.proj .. "/notes/other.txt")
+  local other = vim.api.nvim_get_current_buf()
+  H.check("new file buffer attached", H.wait(function()
+    return vim.lsp.buf_is_attached(other, c.id)
+  end))
+  H.put("clients", #vim.lsp.get_clients({ name = client.name }))
+
+  -- Scratch and nofile buffers are left alone.
+  vim.cmd("enew")
+  vim.bo.buftype = "nofile"
+  H.put("nofile_attached", #vim.lsp.get_clients({ bufnr = 0 }) > 0)
+
+  -- Server answers through the plugin's request helper.
+  local status, err = client.request_sync("piEvents/status", {}, 10000, c)
+  H.check("status answered", status ~= nil, err)
+  H.put("status_roots", status and status.roots or vim.NIL)
+  H.put("notifications", H.result.notifications)
+end)
