@@ -20,6 +20,7 @@ H.run(function()
   H.setup()
   local c = H.client()
   H.reindex(c)
+  vim.o.columns, vim.o.lines = 200, 50 -- wide enough for telescope to show its previewer
   require("telescope").setup({})
   require("telescope").load_extension("pi_events")
   local raw = require("pi_events.client").request_sync("piEvents/search",
@@ -69,7 +70,7 @@ H.run(function()
   H.put("line", vim.api.nvim_win_get_cursor(0)[1])
 
   -- read and trace keys
-  for _, key in ipairs({ "<C-o>", "<C-t>" }) do
+  for key, kind in pairs({ ["<C-o>"] = "read", ["<C-t>"] = "trace" }) do
     vim.cmd("Telescope pi_events default_text=websocket")
     local p
     H.wait(function()
@@ -79,7 +80,7 @@ H.run(function()
     local first = entries(p)[1]
     vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(key, true, false, true), "x", false)
     H.check("key " .. key, H.wait(function()
-      return vim.api.nvim_buf_get_name(0):match("^pi%-event://")
+      return vim.startswith(vim.api.nvim_buf_get_name(0), "pi-event://" .. kind .. "/")
     end), vim.api.nvim_buf_get_name(0))
     H.put(key, { first = first or vim.NIL, buffer = vim.api.nvim_buf_get_name(0) })
   end
