@@ -1,0 +1,246 @@
+/**
+ * Wire shapes of the pi-event-search server (docs/protocol.md). Types only: no vscode, no I/O.
+ */
+
+export type Kind =
+  | 'user.text'
+  | 'assistant.text'
+  | 'tool.call'
+  | 'tool.result'
+  | 'bash.command'
+  | 'bash.output'
+  | 'summary.compaction'
+  | 'summary.branch'
+  | 'custom.message'
+  | 'session.name';
+
+export const KINDS: readonly Kind[] = [
+  'user.text',
+  'assistant.text',
+  'tool.call',
+  'tool.result',
+  'bash.command',
+  'bash.output',
+  'summary.compaction',
+  'summary.branch',
+  'custom.message',
+  'session.name',
+];
+
+export interface Source {
+  path: string;
+  uri: string;
+  /** 1-based. */
+  line: number;
+  byteOffset?: number;
+}
+
+export interface Hit {
+  ref: string;
+  sessionId: string;
+  entryId: string;
+  fragmentId?: string | null;
+  kind: string;
+  entryType?: string;
+  role?: string | null;
+  toolName?: string | null;
+  isError?: boolean | null;
+  timestamp?: string | null;
+  snippet: string;
+  /** [start, end) in Unicode code points of `snippet`. */
+  matches?: [number, number][];
+  score?: number;
+  cwd?: string | null;
+  sessionName?: string | null;
+  branchState?: string;
+  contextRole?: string;
+  selectionState?: string;
+  source: Source;
+}
+
+export interface SearchFilters {
+  kind?: string[];
+  role?: string[];
+  tool?: string[];
+  sessionId?: string;
+  cwd?: string;
+  since?: string;
+  until?: string;
+  errors?: boolean;
+  branchState?: string[];
+  selectionState?: string[];
+  file?: string;
+}
+
+export interface SearchParams {
+  query: string;
+  limit?: number;
+  cursor?: string | null;
+  prefixLast?: boolean;
+  filters?: SearchFilters;
+}
+
+export interface SearchResult {
+  hits: Hit[];
+  nextCursor: string | null;
+}
+
+export interface VisibleNode {
+  masked?: false;
+  ref: string;
+  sessionId: string;
+  entryId: string;
+  entryType?: string;
+  role?: string | null;
+  kind?: string | null;
+  timestamp?: string | null;
+  preview?: string | null;
+  branchState?: string;
+  source?: Source;
+}
+
+export interface MaskedNode {
+  masked: true;
+}
+
+export type Node = VisibleNode | MaskedNode;
+
+export interface ReadParams {
+  ref: string;
+  fragment?: string;
+  offset?: number;
+  length?: number;
+  before?: number;
+  after?: number;
+  order?: 'append' | 'branch';
+}
+
+export interface ReadEvent {
+  ref: string;
+  sessionId: string;
+  entryId: string;
+  parentId?: string | null;
+  entryType?: string;
+  role?: string | null;
+  toolName?: string | null;
+  kinds?: string[];
+  timestamp?: string | null;
+  isError?: boolean | null;
+  cwd?: string | null;
+  sessionName?: string | null;
+  branchState?: string;
+  contextRole?: string;
+  selectionState?: string;
+}
+
+export interface Fragment {
+  fragmentId: string;
+  kind: string;
+  text: string;
+  offset: number;
+  length: number;
+  totalLength: number;
+  truncated: boolean;
+}
+
+export interface Omitted {
+  field: string;
+  reason: string;
+  mimeType?: string;
+  bytes?: number;
+}
+
+export interface Neighbours {
+  order: 'append' | 'branch';
+  before: Node[];
+  after: Node[];
+  alternatives?: Node[];
+  stoppedAtFork?: boolean;
+}
+
+export interface ReadResult {
+  event: ReadEvent;
+  source: Source;
+  fragments: Fragment[];
+  omitted: Omitted[];
+  neighbours: Neighbours;
+}
+
+export interface Relation {
+  type: string;
+  direction: 'in' | 'out';
+  label: string;
+  node: Node;
+}
+
+export interface FileTouch {
+  op: string;
+  path: string;
+  label: string;
+}
+
+export interface Lineage {
+  relation: string;
+  sessionId?: string;
+  path?: string;
+  forkAnchor?: Node | null;
+  masked?: boolean;
+}
+
+export interface TraceResult {
+  event: Node;
+  parent: Node | null;
+  children: Node[];
+  siblings: Node[];
+  towardLeaf?: 'parent' | 'child' | 'self' | null;
+  towardLeafRef?: string | null;
+  relations: Relation[];
+  files: FileTouch[];
+  lineage: Lineage[];
+  labels: string[];
+}
+
+export interface StatusResult {
+  index: { path: string; bytes: number; schemaVersion: number; generation: number; indexing: boolean };
+  sessions: number;
+  events: number;
+  fragments: number;
+  stale: { sessionId?: string; path: string; error?: string }[];
+  unavailable: { sessionId?: string; path: string }[];
+  duplicates: { sessionId?: string; path: string; canonicalPath?: string }[];
+  skipped: unknown[];
+  sessionDirs: string[];
+  roots: string[];
+}
+
+export interface IndexChanged {
+  generation: number;
+  changedSessions: number;
+  indexing: boolean;
+}
+
+export interface ReindexResult {
+  changedSessions: number;
+  generation: number;
+}
+
+export const METHODS = {
+  search: 'piEvents/search',
+  read: 'piEvents/read',
+  trace: 'piEvents/trace',
+  status: 'piEvents/status',
+  reindex: 'piEvents/reindex',
+  indexChanged: 'piEvents/indexChanged',
+} as const;
+
+export const ERRORS = {
+  invalidParams: -32602,
+  notFound: -32001,
+  staleCursor: -32002,
+  queryTooLong: -32003,
+  cancelled: -32800,
+} as const;
+
+export function isVisible(node: Node | null | undefined): node is VisibleNode {
+  return !!node && node.masked !== true && typeof (node as VisibleNode).ref === 'string';
+}

@@ -1,0 +1,98 @@
+/**
+ * `pi-event:` references (docs/protocol.md, "Event references"): parse, format, find in text,
+ * and derive the reference of a line in a Pi session JSONL file. Pure: no vscode import.
+ */
+
+export interface EventRef {
+  sessionId: string;
+  entryId: string;
+  fragmentId?: string;
+}
+
+export const SCHEME = 'pi-event';
+
+const SESSION = '[A-Za-z0-9][A-Za-z0-9._-]*';
+const ENTRY = '[A-Za-z0-9][A-Za-z0-9._~-]*';
+const FRAGMENT = '[a-z.]+:[0-9]+';
+
+const EXACT = new RegExp(`^${SCHEME}:(${SESSION})/(${ENTRY})(?:#(${FRAGMENT}))?$`);
+/** Global pattern for references inside free text (not preceded by a word character). */
+const IN_TEXT = new RegExp(`(?<![A-Za-z0-9_-])${SCHEME}:(${SESSION})/(${ENTRY})(?:#(${FRAGMENT}))?`, 'g');
+
+/** Trailing dots are sentence punctuation, not part of an id ("see pi-event:S/E."). */
+function trimDots(id: string): string {
+  return id.replace(/\.+$/, '');
+}
+
+export function parseRef(text: string): EventRef | undefined {
+  const m = EXACT.exec(text.trim());
+  if (!m) return undefined;
+  const ref: EventRef = { sessionId: m[1], entryId: m[2] };
+  if (m[3]) ref.fragmentId = m[3];
+  return ref;
+}
+
+export function formatRef(ref: EventRef, withFragment = false): string {
+  const base = `${SCHEME}:${ref.sessionId}/${ref.entryId}`;
+  return withFragment && ref.fragmentId ? `${base}#${ref.fragmentId}` : base;
+}
+
+export interface FoundRef extends EventRef {
+  /** UTF-16 offsets into the searched text, [start, end). */
+  start: number;
+  end: number;
+  text: string;
+}
+
+export function findRefs(text: string): FoundRef[] {
+  const found: FoundRef[] = [];
+  for (const m of text.matchAll(IN_TEXT)) {
+    const start = m.index ?? 0;
+    let entryId = m[2];
+    let fragmentId = m[3];
+    let raw = m[0];
+    if (!fragmentId) {
+      const trimmed = trimDots(entryId);
+      if (trimmed !== entryId) {
+        raw = raw.slice(0, raw.length - (entryId.length - trimmed.length));
+        entryId = trimmed;
+      }
+    }
+    if (!entryId) continue;
+    const ref: FoundRef = { sessionId: m[1], entryId, start, end: start + raw.length, text: raw };
+    if (fragmentId) ref.fragmentId = fragmentId;
+    found.push(ref);
+  }
+  return found;
+}
+
+/** The reference covering `column` (UTF-16) in `line`, if any (the end position counts). */
+export function refAt(line: string, column: number): FoundRef | undefined {
+  return findRefs(line).find((r) => column >= r.start && column <= r.end);
+}
+
+/**
+ * The event on `lineNumber` (0-based) of a Pi session JSONL file, given the file's first line
+ * (the session header) and the line itself. Entries of v1 files have no id: the index names them
+ * `v1~<n>`, n being the 1-based ordinal of the entry (we assume one entry per line after the header).
+ */
+export function refFromJsonl(headerLine: string, line: string, lineNumber: number): EventRef | undefined {
+  const header = parseObject(headerLine);
+  if (!header || header.type !== 'session' || typeof header.id !== 'string') return undefined;
+  if (lineNumber === 0) return undefined;
+  const entry = parseObject(line);
+  if (!entry) return undefined;
+  const entryId = typeof entry.id === 'string' && entry.id ? entry.id : `v1~${lineNumber}`;
+  return { sessionId: header.id, entryId };
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}

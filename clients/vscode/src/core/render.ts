@@ -1,0 +1,450 @@
+/**
+ * Presentation of server answers: QuickPick item texts for hits, the read view's Markdown,
+ * trace entries and the status bar text. Pure: no vscode import (codicons are `$(name)` strings).
+ */
+import {
+  type Fragment,
+  type Hit,
+  type Node,
+  type Omitted,
+  type ReadResult,
+  type StatusResult,
+  type TraceResult,
+  isVisible,
+} from './protocol';
+
+// ---------------------------------------------------------------------------------------------
+// Time
+
+const UNITS: [string, number][] = [
+  ['year', 365 * 24 * 3600],
+  ['month', 30 * 24 * 3600],
+  ['day', 24 * 3600],
+  ['h', 3600],
+  ['min', 60],
+];
+
+/** "just now", "5 min ago", "3 h ago", "2 days ago", "in 4 days"; '' for a missing/bad timestamp. */
+export function relativeTime(timestamp: string | null | undefined, now: number): string {
+  if (!timestamp) return '';
+  const t = Date.parse(timestamp);
+  if (Number.isNaN(t)) return '';
+  const seconds = Math.round((now - t) / 1000);
+  const abs = Math.abs(seconds);
+  if (abs < 45) return 'just now';
+  for (const [unit, size] of UNITS) {
+    if (abs >= size || unit === 'min') {
+      const n = Math.max(1, Math.round(abs / size));
+      const word = unit === 'h' || unit === 'min' ? unit : n === 1 ? unit : `${unit}s`;
+      return seconds >= 0 ? `${n} ${word} ago` : `in ${n} ${word}`;
+    }
+  }
+  return '';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kinds
+
+const ICONS: Record<string, string> = {
+  'user.text': 'account',
+  'assistant.text': 'hubot',
+  'tool.call': 'tools',
+  'tool.result': 'output',
+  'bash.command': 'terminal',
+  'bash.output': 'debug-console',
+  'summary.compaction': 'fold',
+  'summary.branch': 'git-branch',
+  'custom.message': 'extensions',
+  'session.name': 'tag',
+};
+
+/** The codicon name for an event kind; failed results and runs get `error`. */
+export function kindIcon(kind: string | null | undefined, isError?: boolean | null): string {
+  if (isError && (kind === 'tool.result' || kind === 'bash.output' || kind === 'bash.command')) return 'error';
+  return (kind && ICONS[kind]) || 'circle-small';
+}
+
+/** Short words for a kind, with the tool: "result! bash", "call read", "user". */
+export function kindTag(kind: string | null | undefined, toolName?: string | null, isError?: boolean | null): string {
+  switch (kind) {
+    case 'user.text':
+      return 'user';
+    case 'assistant.text':
+      return 'assistant';
+    case 'tool.call':
+      return toolName ? `call ${toolName}` : 'call';
+    case 'tool.result':
+      return `result${isError ? '!' : ''}${toolName ? ` ${toolName}` : ''}`;
+    case 'bash.command':
+      return 'bash';
+    case 'bash.output':
+      return isError ? 'bash-out!' : 'bash-out';
+    case 'summary.compaction':
+      return 'compaction';
+    case 'summary.branch':
+      return 'branch summary';
+    case 'custom.message':
+      return 'custom';
+    case 'session.name':
+      return 'name';
+    default:
+      return kind ?? 'event';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// QuickPick texts
+
+export type HighlightStyle = 'bold' | 'brackets' | 'none';
+
+const ZWSP = '\u200b';
+
+/**
+ * VS Code filters and re-sorts QuickPick items whose label matches the typed text (label matching
+ * cannot be switched off from an extension). A zero-width space between characters keeps any
+ * query of two or more characters from matching, so every item stays `alwaysShow` and unsorted:
+ * the server's order is kept. It also stops `$(...)` in snippets from being read as icons.
+ */
+export function protect(text: string): string {
+  return Array.from(text).join(ZWSP);
+}
+
+/** Undo `protect` (tests, clipboard). */
+export function unprotect(text: string): string {
+  return text.split(ZWSP).join('');
+}
+
+/** Keeps `$(` in free text from becoming an icon in descriptions and details. */
+export function noIcons(text: string): string {
+  return text.replace(/\$\(/g, `$${ZWSP}(`);
+}
+
+function boldChar(ch: string): string {
+  const c = ch.codePointAt(0) ?? 0;
+  if (c >= 0x41 && c <= 0x5a) return String.fromCodePoint(0x1d5d4 + c - 0x41); // sans-serif bold A-Z
+  if (c >= 0x61 && c <= 0x7a) return String.fromCodePoint(0x1d5ee + c - 0x61); // a-z
+  if (c >= 0x30 && c <= 0x39) return String.fromCodePoint(0x1d7ec + c - 0x30); // 0-9
+  return ch;
+}
+
+/** Maps the bold letters of `highlight(.., 'bold')` back to ASCII. */
+export function unbold(text: string): string {
+  return Array.from(text)
+    .map((ch) => {
+      const c = ch.codePointAt(0) ?? 0;
+      if (c >= 0x1d5d4 && c < 0x1d5d4 + 26) return String.fromCharCode(0x41 + c - 0x1d5d4);
+      if (c >= 0x1d5ee && c < 0x1d5ee + 26) return String.fromCharCode(0x61 + c - 0x1d5ee);
+      if (c >= 0x1d7ec && c < 0x1d7ec + 10) return String.fromCharCode(0x30 + c - 0x1d7ec);
+      return ch;
+    })
+    .join('');
+}
+
+/** Normalised, sorted, merged, clamped code point ranges. */
+export function normaliseRanges(matches: readonly [number, number][] | undefined, length: number): [number, number][] {
+  const ranges = (matches ?? [])
+    .filter((m) => Array.isArray(m) && m.length === 2 && Number.isInteger(m[0]) && Number.isInteger(m[1]))
+    .map(([s, e]): [number, number] => [Math.max(0, Math.min(s, length)), Math.max(0, Math.min(e, length))])
+    .filter(([s, e]) => e > s)
+    .sort((a, b) => a[0] - b[0]);
+  const merged: [number, number][] = [];
+  for (const r of ranges) {
+    const last = merged[merged.length - 1];
+    if (last && r[0] <= last[1]) last[1] = Math.max(last[1], r[1]);
+    else merged.push([r[0], r[1]]);
+  }
+  return merged;
+}
+
+/** The snippet with its `matches` (code point ranges) emphasised. */
+export function highlight(snippet: string, matches: readonly [number, number][] | undefined, style: HighlightStyle): string {
+  const chars = Array.from(snippet);
+  const ranges = normaliseRanges(matches, chars.length);
+  if (style === 'none' || !ranges.length) return snippet;
+  let out = '';
+  let pos = 0;
+  for (const [s, e] of ranges) {
+    out += chars.slice(pos, s).join('');
+    const part = chars.slice(s, e);
+    out += style === 'bold' ? part.map(boldChar).join('') : `⟦${part.join('')}⟧`;
+    pos = e;
+  }
+  return out + chars.slice(pos).join('');
+}
+
+export interface ItemText {
+  label: string;
+  description: string;
+  detail: string;
+}
+
+export interface HitItemOptions {
+  now: number;
+  style: HighlightStyle;
+  /**
+   * For one-character queries the label would still match in VS Code's filter: put the snippet
+   * in the description instead (not matched), leaving only the icon in the label.
+   */
+  snippetInDescription?: boolean;
+}
+
+export function hitItemText(hit: Hit, opts: HitItemOptions): ItemText {
+  const icon = `$(${kindIcon(hit.kind, hit.isError)})`;
+  const snippet = highlight(hit.snippet ?? '', hit.matches, opts.style);
+  const where = hit.sessionName || hit.cwd || hit.sessionId;
+  const when = relativeTime(hit.timestamp, opts.now);
+  const place = [where, when].filter(Boolean).join(' · ');
+  const facts = [kindTag(hit.kind, hit.toolName, hit.isError)];
+  if (hit.branchState && hit.branchState !== 'selected') facts.push(`${hit.branchState} branch`);
+  if (hit.selectionState && hit.selectionState !== 'direct' && hit.selectionState !== 'not-applicable') {
+    facts.push(hit.selectionState);
+  }
+  if (hit.sessionName && hit.cwd) facts.push(hit.cwd);
+  const detail = noIcons(facts.join(' · '));
+  if (opts.snippetInDescription) {
+    return { label: icon, description: noIcons(`${snippet}  —  ${place}`), detail };
+  }
+  return { label: `${icon} ${protect(snippet)}`, description: noIcons(place), detail };
+}
+
+/** Texts for the synthetic entries of the search picker (protected like hits). */
+export function protectedLabel(icon: string, text: string): string {
+  return `$(${icon}) ${protect(text)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Read view (Markdown)
+
+function fence(text: string): string {
+  const longest = Math.max(2, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length));
+  return '`'.repeat(longest + 1);
+}
+
+function code(text: string): string {
+  const ticks = Math.max(0, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length));
+  const f = '`'.repeat(ticks + 1);
+  const pad = text.startsWith('`') || text.endsWith('`') ? ' ' : '';
+  return `${f}${pad}${text}${pad}${f}`;
+}
+
+/** Escapes Markdown inline syntax in free text (previews, names). */
+export function escapeMarkdown(text: string): string {
+  return text.replace(/([\\`*_[\]<>|~])/g, '\\$1').replace(/\n/g, ' ');
+}
+
+export function formatBytes(n: number | undefined): string {
+  if (n === undefined || n === null || !Number.isFinite(n)) return '';
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+function number(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+/** One line for a neighbour / trace node: `` `ref` `` kind · time — preview. */
+export function nodeLine(node: Node, now: number): string {
+  if (!isVisible(node)) return '*(an event you cannot see)*';
+  const parts = [code(node.ref), kindTag(node.kind, null, null)];
+  const when = relativeTime(node.timestamp, now);
+  if (when) parts.push(when);
+  if (node.branchState && node.branchState !== 'selected') parts.push(`${node.branchState} branch`);
+  const preview = node.preview ? ` — ${escapeMarkdown(node.preview)}` : '';
+  return `${parts.join(' · ')}${preview}`;
+}
+
+function fragmentSection(f: Fragment): string[] {
+  const end = f.offset + Array.from(f.text).length;
+  const window =
+    f.truncated || f.offset > 0 || end < f.totalLength
+      ? ` (characters ${number(f.offset)}–${number(end)} of ${number(f.totalLength)})`
+      : '';
+  const body = f.text;
+  const ticks = fence(body);
+  return [`### ${f.fragmentId}${window}`, '', `${ticks}text`, body, ticks, ''];
+}
+
+function omittedLine(o: Omitted): string {
+  const bits = [o.reason];
+  if (o.mimeType) bits.push(o.mimeType);
+  const size = formatBytes(o.bytes);
+  if (size) bits.push(size);
+  return `- ${code(o.field)}: ${bits.join(', ')}`;
+}
+
+export interface ReadOptions {
+  now: number;
+  /** Reference of the event shown, as the URI path gives it. */
+}
+
+/** The read view document: metadata, bounded content, what was omitted, neighbours. */
+export function readMarkdown(r: ReadResult, opts: ReadOptions): string {
+  const e = r.event;
+  const kinds = e.kinds?.length ? e.kinds : [];
+  const mainKind = kinds[0] ?? e.entryType ?? 'event';
+  const title = [kindTag(mainKind, e.toolName, e.isError)];
+  if (e.isError) title.push('error');
+  const lines: string[] = [];
+  lines.push(`# ${escapeMarkdown(title.join(' · '))}`, '');
+  lines.push(`${code(e.ref)}`, '');
+  const when = e.timestamp ? `${e.timestamp}${relativeTime(e.timestamp, opts.now) ? ` (${relativeTime(e.timestamp, opts.now)})` : ''}` : 'unknown';
+  lines.push(`- **Time:** ${when}`);
+  const session = e.sessionName ? `${escapeMarkdown(e.sessionName)} (${code(e.sessionId)})` : code(e.sessionId);
+  lines.push(`- **Session:** ${session}`);
+  if (e.cwd) lines.push(`- **Working directory:** ${code(e.cwd)}`);
+  const entry = [e.entryType, e.role, e.toolName].filter(Boolean).join(' / ');
+  lines.push(`- **Entry:** ${code(e.entryId)}${entry ? ` — ${escapeMarkdown(entry)}` : ''}${e.parentId ? ` · parent ${code(e.parentId)}` : ''}`);
+  if (kinds.length) lines.push(`- **Kinds:** ${kinds.join(', ')}`);
+  const states = [
+    e.branchState ? `branch ${e.branchState}` : '',
+    e.contextRole ? `context ${e.contextRole}` : '',
+    e.selectionState ? `selection ${e.selectionState}` : '',
+  ].filter(Boolean);
+  if (states.length) lines.push(`- **State:** ${states.join(' · ')}`);
+  lines.push(`- **Source:** ${code(`${r.source.path}:${r.source.line}`)}`);
+  lines.push('');
+  lines.push('## Content', '');
+  if (!r.fragments.length) lines.push('*(no searchable content)*', '');
+  for (const f of r.fragments) lines.push(...fragmentSection(f));
+  if (r.omitted.length) {
+    lines.push('## Omitted', '');
+    for (const o of r.omitted) lines.push(omittedLine(o));
+    lines.push('');
+  }
+  const n = r.neighbours;
+  lines.push(`## Neighbours (${n.order} order)`, '');
+  lines.push('**Before:**', '');
+  if (!n.before.length) lines.push('- *(none)*');
+  for (const node of n.before) lines.push(`- ${nodeLine(node, opts.now)}`);
+  lines.push('', '**After:**', '');
+  if (!n.after.length) lines.push(n.stoppedAtFork ? '- *(stopped at a fork: see the alternatives)*' : '- *(none)*');
+  for (const node of n.after) lines.push(`- ${nodeLine(node, opts.now)}`);
+  if (n.alternatives?.length) {
+    lines.push('', `**Alternatives${n.stoppedAtFork ? ' (unresolved fork)' : ''}:**`, '');
+    for (const node of n.alternatives) lines.push(`- ${nodeLine(node, opts.now)}`);
+  }
+  lines.push('');
+  return lines.join('\n');
+}
+
+/** The neighbour to step to: the last `before` or the first `after`. */
+export function stepTarget(r: ReadResult, direction: 'previous' | 'next'): string | undefined {
+  const list = direction === 'previous' ? [...r.neighbours.before].reverse() : r.neighbours.after;
+  const node = list.find((x) => isVisible(x));
+  return isVisible(node) ? node.ref : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trace
+
+export interface TraceEntry {
+  section: string;
+  icon: string;
+  label: string;
+  description: string;
+  ref?: string;
+  /** A file path to open (files touched by the event). */
+  path?: string;
+  line?: number;
+  uri?: string;
+}
+
+function nodeEntry(section: string, node: Node, now: number, extra = ''): TraceEntry {
+  if (!isVisible(node)) {
+    return { section, icon: 'lock', label: '(an event you cannot see)', description: extra };
+  }
+  const when = relativeTime(node.timestamp, now);
+  const desc = [kindTag(node.kind, null, null), when, node.branchState && node.branchState !== 'selected' ? `${node.branchState} branch` : '', extra]
+    .filter(Boolean)
+    .join(' · ');
+  return {
+    section,
+    icon: kindIcon(node.kind),
+    label: node.preview || node.ref,
+    description: desc,
+    ref: node.ref,
+    line: node.source?.line,
+    uri: node.source?.uri,
+  };
+}
+
+/** Flattens a trace into sections: Event, Parent, Children, Siblings, Relations, Files, Lineage. */
+export function traceEntries(t: TraceResult, now: number): TraceEntry[] {
+  const out: TraceEntry[] = [];
+  out.push(nodeEntry('Event', t.event, now, t.labels?.length ? `labels: ${t.labels.join(', ')}` : ''));
+  if (t.parent) out.push(nodeEntry('Parent', t.parent, now, t.towardLeaf === 'parent' ? 'toward leaf' : ''));
+  for (const c of t.children ?? []) {
+    const toward = isVisible(c) && t.towardLeafRef === c.ref ? 'toward leaf' : '';
+    out.push(nodeEntry('Children', c, now, toward));
+  }
+  for (const s of t.siblings ?? []) out.push(nodeEntry('Siblings', s, now));
+  for (const r of t.relations ?? []) {
+    if (r.type === 'parent' || r.type === 'child' || r.type === 'sibling') continue;
+    const arrow = r.direction === 'out' ? '→' : '←';
+    out.push(nodeEntry('Relations', r.node, now, `${arrow} ${r.type} (${r.label})`));
+  }
+  for (const f of t.files ?? []) {
+    out.push({ section: 'Files', icon: 'file', label: f.path, description: `${f.op} (${f.label})`, path: f.path });
+  }
+  for (const l of t.lineage ?? []) {
+    if (l.masked) {
+      out.push({ section: 'Lineage', icon: 'lock', label: '(a session you cannot see)', description: l.relation });
+      continue;
+    }
+    out.push({
+      section: 'Lineage',
+      icon: 'repo-forked',
+      label: l.sessionId ?? l.path ?? '',
+      description: l.relation,
+      path: l.path,
+    });
+    if (l.forkAnchor) out.push(nodeEntry('Lineage', l.forkAnchor, now, 'fork anchor'));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Status bar
+
+export function compactNumber(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 10_000) return `${(n / 1000).toFixed(1).replace(/\.0$/, '')}k`;
+  if (n < 1_000_000) return `${Math.round(n / 1000)}k`;
+  return `${(n / 1_000_000).toFixed(1).replace(/\.0$/, '')}M`;
+}
+
+export type ServerState =
+  | { kind: 'starting' }
+  | { kind: 'stopped'; reason?: string }
+  | { kind: 'indexing'; message?: string; percentage?: number }
+  | { kind: 'ready'; status: StatusResult };
+
+export function statusBarText(state: ServerState): { text: string; tooltip: string } {
+  switch (state.kind) {
+    case 'starting':
+      return { text: '$(loading~spin) Pi Events', tooltip: 'Pi Events: starting the server' };
+    case 'stopped':
+      return { text: '$(error) Pi Events', tooltip: `Pi Events: server not running${state.reason ? ` (${state.reason})` : ''}` };
+    case 'indexing': {
+      const pct = state.percentage !== undefined ? ` ${Math.round(state.percentage)}%` : '';
+      const msg = state.message ? ` ${state.message}` : '';
+      return { text: `$(sync~spin) Pi Events: indexing${msg || pct}`, tooltip: 'Pi Events: indexing Pi sessions' };
+    }
+    case 'ready': {
+      const s = state.status;
+      const issues = (s.stale?.length ?? 0) + (s.unavailable?.length ?? 0);
+      const text = `$(history) Pi Events: ${compactNumber(s.sessions)} sessions · ${compactNumber(s.events)} events${issues ? ` $(warning) ${issues}` : ''}`;
+      const tooltip = [
+        `${number(s.sessions)} sessions, ${number(s.events)} events, ${number(s.fragments)} fragments visible`,
+        `index: ${s.index.path} (${formatBytes(s.index.bytes)}, generation ${s.index.generation})`,
+        `roots: ${(s.roots ?? []).join(', ') || '(none: nothing is visible)'}`,
+        `session dirs: ${(s.sessionDirs ?? []).join(', ')}`,
+        s.stale?.length ? `stale: ${s.stale.length}` : '',
+        s.unavailable?.length ? `unavailable: ${s.unavailable.length}` : '',
+        'Click to reindex.',
+      ].filter(Boolean);
+      return { text, tooltip: tooltip.join('\n') };
+    }
+  }
+}

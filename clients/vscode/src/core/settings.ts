@@ -1,0 +1,123 @@
+/**
+ * `piEvents.*` settings -> server command and `initializationOptions` (docs/protocol.md,
+ * "Initialization"). Pure: the caller reads the configuration and passes plain values in.
+ */
+
+export interface RawSettings {
+  serverCommand?: unknown;
+  workspaceRoots?: unknown;
+  sessionDirs?: unknown;
+  indexPath?: unknown;
+  watch?: unknown;
+}
+
+export interface InitializationOptions {
+  roots?: string[];
+  sessionDirs?: string[];
+  indexPath?: string;
+  watch?: boolean;
+}
+
+export interface PathContext {
+  /** Absolute paths of the workspace folders, first one first. */
+  folders: string[];
+  home: string;
+  env?: Record<string, string | undefined>;
+}
+
+export interface Command {
+  command: string;
+  args: string[];
+}
+
+export const SERVER_MODULE = 'pi_event_search';
+
+/** Settings that need a new server process (the others go through didChangeConfiguration). */
+export const RESTART_SETTINGS = ['piEvents.serverCommand', 'piEvents.indexPath'] as const;
+export const LIVE_SETTINGS = ['piEvents.workspaceRoots', 'piEvents.sessionDirs', 'piEvents.watch'] as const;
+
+function strings(value: unknown): string[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter((v): v is string => typeof v === 'string' && v.trim() !== '').map((v) => v.trim());
+}
+
+function isAbsolute(p: string): boolean {
+  return p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p) || p.startsWith('\\\\');
+}
+
+function joinPath(base: string, rel: string): string {
+  const sep = base.includes('\\') && !base.includes('/') ? '\\' : '/';
+  const trimmed = rel.replace(/^\.[\\/]/, '');
+  return base.endsWith(sep) ? base + trimmed : `${base}${sep}${trimmed}`;
+}
+
+/** `~`, `${workspaceFolder}`, `${userHome}`, `${env:NAME}`; relative paths resolve against the first folder. */
+export function expandPath(input: string, ctx: PathContext): string {
+  const env = ctx.env ?? {};
+  let p = input.trim();
+  p = p.replace(/\$\{workspaceFolder\}/g, ctx.folders[0] ?? '');
+  p = p.replace(/\$\{userHome\}/g, ctx.home);
+  p = p.replace(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => env[name] ?? '');
+  if (p === '~') return ctx.home;
+  if (p.startsWith('~/') || p.startsWith('~\\')) return joinPath(ctx.home, p.slice(2));
+  if (!isAbsolute(p) && ctx.folders[0]) return joinPath(ctx.folders[0], p);
+  return p;
+}
+
+/** Maps the settings to `initializationOptions`; omits what is unset so the server uses its defaults. */
+export function toInitializationOptions(raw: RawSettings, ctx: PathContext): InitializationOptions {
+  const opts: InitializationOptions = {};
+  const roots = strings(raw.workspaceRoots).map((p) => expandPath(p, ctx));
+  if (roots.length) opts.roots = roots;
+  const dirs = strings(raw.sessionDirs).map((p) => expandPath(p, ctx));
+  if (dirs.length) opts.sessionDirs = dirs;
+  if (typeof raw.indexPath === 'string' && raw.indexPath.trim()) opts.indexPath = expandPath(raw.indexPath, ctx);
+  if (typeof raw.watch === 'boolean') opts.watch = raw.watch;
+  return opts;
+}
+
+export function isPythonExecutable(path: string): boolean {
+  const base = path.split(/[\\/]/).pop() ?? '';
+  return /^python(\d+(\.\d+)*)?(\.exe)?$/i.test(base);
+}
+
+export function commandForPython(python: string): Command {
+  return { command: python, args: ['-m', SERVER_MODULE, 'serve'] };
+}
+
+/** The command from `piEvents.serverCommand`, or undefined when the setting is empty/invalid. */
+export function commandFromSetting(setting: unknown, ctx: PathContext): Command | undefined {
+  if (typeof setting === 'string') {
+    if (!setting.trim()) return undefined;
+    const exe = expandPath(setting, ctx);
+    return isPythonExecutable(exe) ? commandForPython(exe) : { command: exe, args: ['serve'] };
+  }
+  const parts = strings(setting);
+  if (!parts.length) return undefined;
+  return { command: expandPath(parts[0], ctx), args: parts.slice(1) };
+}
+
+export function describeCommand(cmd: Command): string {
+  return [cmd.command, ...cmd.args].map((a) => (/[\s"']/.test(a) ? JSON.stringify(a) : a)).join(' ');
+}
+
+/** What to tell the user when no interpreter can import the server. */
+export function installHint(tried: string[]): { message: string; fix: string } {
+  const python = tried[0] ?? 'python3';
+  const list = tried.length ? tried.join(', ') : 'python3';
+  return {
+    message:
+      `Pi Events: the pi-event-search server is not installed for ${list}. ` +
+      `Install it into that interpreter, or set "piEvents.serverCommand" to a command that starts it.`,
+    fix: `${python} -m pip install pi-event-search`,
+  };
+}
+
+/** Candidate interpreters, in order: the Python extension's, then python3 (duplicates removed). */
+export function pythonCandidates(fromPythonExtension: string | undefined): string[] {
+  const out: string[] = [];
+  for (const c of [fromPythonExtension, 'python3']) {
+    if (c && !out.includes(c)) out.push(c);
+  }
+  return out;
+}

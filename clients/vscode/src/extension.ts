@@ -1,0 +1,103 @@
+/**
+ * Pi Event Search for VS Code: starts the pi-event-search language server and wires the commands,
+ * the read view, the status bar and the search picker. Hovers, go-to-definition and document links
+ * on `pi-event:` references come straight from the server.
+ */
+import * as vscode from 'vscode';
+import { METHODS, type ReindexResult, type StatusResult } from './core/protocol';
+import { parseRef, formatRef } from './core/refs';
+import { type Order } from './core/readUri';
+import { statusBarText } from './core/render';
+import { ReadView, targetOf } from './readView';
+import { Search } from './search';
+import { Server } from './server';
+import { StatusBar } from './status';
+import { Trace, eventAtCursor } from './trace';
+
+let server: Server | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const log = vscode.window.createOutputChannel('Pi Events', { log: true });
+  server = new Server(log);
+  const reads = new ReadView(server);
+  const status = new StatusBar(server);
+  const search = new Search(server, reads);
+  const trace = new Trace(server, reads);
+  context.subscriptions.push(log, server, reads, status, search);
+
+  const command = (id: string, fn: (...args: unknown[]) => unknown): void => {
+    context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+  };
+  const s = server;
+
+  command('piEvents.search', (initial?: unknown) => search.show(typeof initial === 'string' ? initial : undefined));
+  command('piEvents.search.openSource', () => search.openSourceOfActive());
+  command('piEvents.trace', (arg?: unknown) => trace.run(arg));
+  command('piEvents.open', async (ref?: unknown, order?: unknown) => {
+    let text = typeof ref === 'string' ? ref : undefined;
+    if (!text) {
+      const here = eventAtCursor(vscode.window.activeTextEditor);
+      text = await vscode.window.showInputBox({
+        title: 'Pi Events: Open Event Reference',
+        value: here ? formatRef(here) : '',
+        placeHolder: 'pi-event:<sessionId>/<entryId>',
+        validateInput: (v) => (parseRef(v) ? undefined : 'pi-event:<sessionId>/<entryId>'),
+      });
+    }
+    if (text) await reads.open(text, order === 'branch' ? 'branch' : 'append');
+  });
+  command('piEvents.copyReference', async (arg?: unknown) => {
+    const ref =
+      (arg instanceof vscode.Uri ? targetOf(arg)?.ref : typeof arg === 'string' ? parseRef(arg) : undefined) ??
+      eventAtCursor(vscode.window.activeTextEditor);
+    if (!ref) {
+      void vscode.window.showInformationMessage('Pi Events: no event here (open one with Pi Events: Search).');
+      return;
+    }
+    const text = formatRef(ref);
+    await vscode.env.clipboard.writeText(text);
+    void vscode.window.setStatusBarMessage(`Copied ${text}`, 3000);
+  });
+  command('piEvents.revealSource', async (arg?: unknown) => {
+    const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
+    if (uri && targetOf(uri)) await reads.revealSource(uri);
+    else void vscode.window.showInformationMessage('Pi Events: open an event first (Pi Events: Search).');
+  });
+  const step = (direction: 'previous' | 'next', order: Order) => () => reads.step(direction, order);
+  command('piEvents.previous', step('previous', 'append'));
+  command('piEvents.next', step('next', 'append'));
+  command('piEvents.previousInBranch', step('previous', 'branch'));
+  command('piEvents.nextInBranch', step('next', 'branch'));
+  command('piEvents.reindex', async () => {
+    try {
+      const r = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'Pi Events: reindexing' },
+        () => s.request<ReindexResult>(METHODS.reindex, {}),
+      );
+      void vscode.window.showInformationMessage(`Pi Events: reindexed (${r.changedSessions} sessions changed, generation ${r.generation}).`);
+      status.refreshSoon(0);
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Pi Events: reindex failed: ${String((err as Error)?.message ?? err)}`);
+    }
+  });
+  command('piEvents.status', async () => {
+    const st: StatusResult | undefined = await status.refresh();
+    if (!st) {
+      const choice = await vscode.window.showWarningMessage('Pi Events: the server is not running.', 'Restart Server', 'Show Log');
+      if (choice === 'Restart Server') await s.restart();
+      else if (choice === 'Show Log') log.show();
+      return;
+    }
+    const { tooltip } = statusBarText({ kind: 'ready', status: st });
+    const choice = await vscode.window.showInformationMessage(tooltip.replace(/\n?Click to reindex\./, '').replace(/\n/g, ' · '), 'Reindex', 'Show Log');
+    if (choice === 'Reindex') await vscode.commands.executeCommand('piEvents.reindex');
+    else if (choice === 'Show Log') log.show();
+  });
+  command('piEvents.restart', () => s.restart());
+
+  void server.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await server?.stop();
+}

@@ -1,0 +1,76 @@
+/**
+ * Finds the command that starts the server: `piEvents.serverCommand`, else the Python extension's
+ * interpreter when it can import the server, else `python3` (docs: README "Settings").
+ */
+import { execFile } from 'node:child_process';
+import * as os from 'node:os';
+import * as vscode from 'vscode';
+import {
+  type Command,
+  type PathContext,
+  SERVER_MODULE,
+  commandForPython,
+  commandFromSetting,
+  installHint,
+  pythonCandidates,
+} from './core/settings';
+
+export function pathContext(): PathContext {
+  return {
+    folders: (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
+    home: os.homedir(),
+    env: process.env,
+  };
+}
+
+interface PythonExtensionApi {
+  environments?: {
+    getActiveEnvironmentPath?(resource?: vscode.Uri): { path: string } | undefined;
+    resolveEnvironment?(env: { path: string }): Promise<{ executable?: { uri?: vscode.Uri } } | undefined>;
+  };
+  settings?: { getExecutionDetails?(resource?: vscode.Uri): { execCommand?: string[] } | undefined };
+}
+
+/** The interpreter selected in the Python extension, if that extension is installed. */
+export async function pythonExtensionInterpreter(log: vscode.LogOutputChannel): Promise<string | undefined> {
+  const ext = vscode.extensions.getExtension<PythonExtensionApi>('ms-python.python');
+  if (!ext) return undefined;
+  try {
+    const api = ext.isActive ? ext.exports : await ext.activate();
+    const resource = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const envPath = api?.environments?.getActiveEnvironmentPath?.(resource);
+    if (envPath) {
+      const env = await api.environments?.resolveEnvironment?.(envPath);
+      return env?.executable?.uri?.fsPath ?? envPath.path;
+    }
+    return api?.settings?.getExecutionDetails?.(resource)?.execCommand?.[0];
+  } catch (err) {
+    log.warn(`Python extension: could not read the interpreter: ${String(err)}`);
+    return undefined;
+  }
+}
+
+/** Whether `python` can import the server package (and why not). */
+export function canImportServer(python: string): Promise<{ ok: boolean; detail: string }> {
+  return new Promise((resolve) => {
+    execFile(python, ['-c', `import ${SERVER_MODULE}`], { timeout: 20000 }, (err, _stdout, stderr) => {
+      if (!err) resolve({ ok: true, detail: '' });
+      else resolve({ ok: false, detail: (stderr || String(err)).trim().split('\n').slice(-1)[0] ?? '' });
+    });
+  });
+}
+
+export type Resolution = { ok: true; command: Command; origin: string } | { ok: false; message: string; fix: string };
+
+export async function resolveServerCommand(log: vscode.LogOutputChannel): Promise<Resolution> {
+  const setting = vscode.workspace.getConfiguration('piEvents').get<unknown>('serverCommand');
+  const fromSetting = commandFromSetting(setting, pathContext());
+  if (fromSetting) return { ok: true, command: fromSetting, origin: 'piEvents.serverCommand' };
+  const candidates = pythonCandidates(await pythonExtensionInterpreter(log));
+  for (const python of candidates) {
+    const probe = await canImportServer(python);
+    log.info(`interpreter ${python}: ${probe.ok ? `imports ${SERVER_MODULE}` : `cannot import ${SERVER_MODULE} (${probe.detail})`}`);
+    if (probe.ok) return { ok: true, command: commandForPython(python), origin: python };
+  }
+  return { ok: false, ...installHint(candidates) };
+}

@@ -1,0 +1,319 @@
+/**
+ * Pi Events: Search. A QuickPick that asks piEvents/search on every (debounced) keystroke and
+ * shows the hits in the server's order: every item is `alwaysShow` and labels are protected from
+ * VS Code's own matching (see core/render `protect`), so nothing is hidden or re-sorted.
+ */
+import * as vscode from 'vscode';
+import { ERRORS, type Hit, KINDS, METHODS, type SearchFilters, type SearchParams, type SearchResult } from './core/protocol';
+import { hitItemText, protectedLabel, unbold, unprotect, type HighlightStyle } from './core/render';
+import { formatRef } from './core/refs';
+import { e2eLog } from './e2eLog';
+import { type ReadView, openSourceLine } from './readView';
+import { type Server } from './server';
+
+interface Item extends vscode.QuickPickItem {
+  hit?: Hit;
+  action?: 'more' | 'none';
+}
+
+const DEBOUNCE_MS = 150;
+const COMMON_TOOLS = ['bash', 'read', 'edit', 'write', 'grep', 'find', 'ls'];
+
+const openSourceButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('go-to-file'), tooltip: 'Open the JSONL line (Alt+Enter)' };
+const copyButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('copy'), tooltip: 'Copy reference' };
+const traceButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('type-hierarchy'), tooltip: 'Trace' };
+
+export interface SearchFiltersState {
+  kinds: string[];
+  tools: string[];
+  errors: boolean;
+  selectedBranch: boolean;
+}
+
+export function toWireFilters(f: SearchFiltersState): SearchFilters | undefined {
+  const out: SearchFilters = {};
+  if (f.kinds.length) out.kind = [...f.kinds];
+  if (f.tools.length) out.tool = [...f.tools];
+  if (f.errors) out.errors = true;
+  if (f.selectedBranch) out.branchState = ['selected'];
+  return Object.keys(out).length ? out : undefined;
+}
+
+function filterSummary(f: SearchFiltersState): string {
+  const bits: string[] = [];
+  if (f.errors) bits.push('errors only');
+  if (f.selectedBranch) bits.push('selected branch');
+  if (f.kinds.length) bits.push(`kind: ${f.kinds.join(', ')}`);
+  if (f.tools.length) bits.push(`tool: ${f.tools.join(', ')}`);
+  return bits.join(' · ');
+}
+
+export class Search implements vscode.Disposable {
+  private picker: vscode.QuickPick<Item> | undefined;
+  private value = '';
+  private filters: SearchFiltersState = { kinds: [], tools: [], errors: false, selectedBranch: false };
+  private hits: Hit[] = [];
+  private cursor: string | null = null;
+  private seq = 0;
+  private cancel: vscode.CancellationTokenSource | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private loadingMore = false;
+  private seenTools = new Set<string>(COMMON_TOOLS);
+
+  constructor(
+    private readonly server: Server,
+    private readonly reads: ReadView,
+  ) {}
+
+  private get style(): HighlightStyle {
+    return vscode.workspace.getConfiguration('piEvents').get<HighlightStyle>('search.highlight', 'bold');
+  }
+
+  private get pageSize(): number {
+    return vscode.workspace.getConfiguration('piEvents').get<number>('search.pageSize', 30);
+  }
+
+  show(initial?: string): void {
+    if (initial !== undefined) this.value = initial;
+    const qp = vscode.window.createQuickPick<Item>();
+    this.picker = qp;
+    qp.matchOnDescription = false;
+    qp.matchOnDetail = false;
+    qp.keepScrollPosition = true;
+    qp.placeholder = 'Search Pi sessions: words and "quoted phrases" (empty: newest events)';
+    qp.value = this.value;
+    this.updateChrome();
+    qp.onDidChangeValue((v) => {
+      this.value = v;
+      this.schedule();
+    });
+    qp.onDidAccept(() => void this.accept());
+    qp.onDidChangeActive((items) => {
+      if (items[0]?.action === 'more') void this.loadMore();
+    });
+    qp.onDidTriggerButton((b) => void this.onButton(b));
+    qp.onDidTriggerItemButton((e) => void this.onItemButton(e.item, e.button));
+    qp.onDidHide(() => {
+      if (this.picker === qp) {
+        this.picker = undefined;
+        void vscode.commands.executeCommand('setContext', 'piEvents.searchVisible', false);
+      }
+      qp.dispose();
+    });
+    qp.show();
+    void vscode.commands.executeCommand('setContext', 'piEvents.searchVisible', true);
+    this.render();
+    this.schedule(0);
+  }
+
+  private updateChrome(): void {
+    const qp = this.picker;
+    if (!qp) return;
+    const summary = filterSummary(this.filters);
+    qp.title = `Pi Events: Search${summary ? ` — ${summary}` : ''}`;
+    const anyFilter = this.filters.kinds.length + this.filters.tools.length > 0;
+    qp.buttons = [
+      { iconPath: new vscode.ThemeIcon(anyFilter ? 'filter-filled' : 'filter'), tooltip: 'Filters: kind, tool, errors, branch…' },
+      { iconPath: new vscode.ThemeIcon(this.filters.errors ? 'error' : 'circle-large-outline'), tooltip: `Errors only: ${this.filters.errors ? 'on' : 'off'}` },
+      { iconPath: new vscode.ThemeIcon(this.filters.selectedBranch ? 'git-branch' : 'git-merge'), tooltip: `Selected branch only: ${this.filters.selectedBranch ? 'on' : 'off'}` },
+    ];
+  }
+
+  private schedule(delay = DEBOUNCE_MS): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.run(), delay);
+  }
+
+  private params(cursor: string | null): SearchParams {
+    const params: SearchParams = { query: this.value, limit: this.pageSize, prefixLast: true };
+    const filters = toWireFilters(this.filters);
+    if (filters) params.filters = filters;
+    if (cursor) params.cursor = cursor;
+    return params;
+  }
+
+  private async run(): Promise<void> {
+    const qp = this.picker;
+    if (!qp) return;
+    this.cancel?.cancel();
+    const cts = new vscode.CancellationTokenSource();
+    this.cancel = cts;
+    const seq = ++this.seq;
+    const params = this.params(null);
+    qp.busy = true;
+    try {
+      const result = await this.server.request<SearchResult>(METHODS.search, params, cts.token);
+      if (seq !== this.seq) return;
+      this.hits = result.hits ?? [];
+      this.cursor = result.nextCursor ?? null;
+      this.error = undefined;
+    } catch (err) {
+      if (seq !== this.seq || cts.token.isCancellationRequested) return;
+      this.hits = [];
+      this.cursor = null;
+      this.error = errorText(err);
+    } finally {
+      if (seq === this.seq && this.picker === qp) qp.busy = false;
+    }
+    this.render(true);
+  }
+
+  private error: string | undefined;
+
+  private async loadMore(): Promise<void> {
+    const qp = this.picker;
+    if (!qp || !this.cursor || this.loadingMore) return;
+    this.loadingMore = true;
+    const seq = this.seq;
+    qp.busy = true;
+    const before = this.hits.length;
+    try {
+      const result = await this.server.request<SearchResult>(METHODS.search, this.params(this.cursor));
+      if (seq !== this.seq) return;
+      this.hits = [...this.hits, ...(result.hits ?? [])];
+      this.cursor = result.nextCursor ?? null;
+    } catch (err) {
+      if (seq !== this.seq) return;
+      if ((err as { code?: number })?.code === ERRORS.staleCursor) {
+        void vscode.window.setStatusBarMessage('Pi Events: the index changed; results refreshed', 3000);
+        this.loadingMore = false;
+        void this.run();
+        return;
+      }
+      this.error = errorText(err);
+    } finally {
+      this.loadingMore = false;
+      if (this.picker === qp) qp.busy = false;
+    }
+    this.render(true);
+    const first = this.picker?.items[before];
+    if (this.picker && first) this.picker.activeItems = [first];
+  }
+
+  private render(log = false): void {
+    const qp = this.picker;
+    if (!qp) return;
+    const now = Date.now();
+    const oneChar = this.value.trim().length === 1;
+    const style = this.style;
+    const items: Item[] = this.hits.map((hit) => {
+      if (hit.toolName) this.seenTools.add(hit.toolName);
+      const text = hitItemText(hit, { now, style, snippetInDescription: oneChar });
+      return { ...text, hit, alwaysShow: true, buttons: [openSourceButton, copyButton, traceButton] };
+    });
+    if (this.error) items.push({ label: protectedLabel('error', this.error), action: 'none', alwaysShow: true });
+    else if (!this.hits.length && !qp.busy) items.push({ label: protectedLabel('info', 'No events match'), action: 'none', alwaysShow: true });
+    if (this.cursor) items.push({ label: protectedLabel('ellipsis', 'More results…'), action: 'more', alwaysShow: true });
+    qp.items = items;
+    if (log) {
+      e2eLog('search', {
+        query: this.value,
+        filters: toWireFilters(this.filters) ?? null,
+        refs: this.hits.map((h) => h.ref),
+        labels: items.map((i) => unbold(unprotect(i.label))),
+        nextCursor: this.cursor,
+        error: this.error ?? null,
+      });
+    }
+  }
+
+  private active(): Item | undefined {
+    return this.picker?.activeItems[0] ?? this.picker?.selectedItems[0];
+  }
+
+  private async accept(): Promise<void> {
+    const item = this.active();
+    if (!item) return;
+    if (item.action === 'more') return void this.loadMore();
+    if (!item.hit) return;
+    this.picker?.hide();
+    await this.reads.open(item.hit.ref);
+  }
+
+  /** Alt+Enter, or the item button: open the JSONL file at the entry's line. */
+  async openSourceOfActive(): Promise<void> {
+    const hit = this.active()?.hit;
+    if (!hit) return;
+    this.picker?.hide();
+    await openSourceLine(hit.source.uri, hit.source.line);
+  }
+
+  private async onItemButton(item: Item, button: vscode.QuickInputButton): Promise<void> {
+    const hit = item.hit;
+    if (!hit) return;
+    if (button === openSourceButton) {
+      this.picker?.hide();
+      await openSourceLine(hit.source.uri, hit.source.line);
+    } else if (button === copyButton) {
+      await vscode.env.clipboard.writeText(formatRef({ sessionId: hit.sessionId, entryId: hit.entryId }));
+      void vscode.window.setStatusBarMessage(`Copied ${hit.ref}`, 3000);
+    } else if (button === traceButton) {
+      this.picker?.hide();
+      await vscode.commands.executeCommand('piEvents.trace', hit.ref);
+    }
+  }
+
+  private async onButton(button: vscode.QuickInputButton): Promise<void> {
+    const index = this.picker?.buttons.indexOf(button) ?? -1;
+    if (index === 1) this.filters = { ...this.filters, errors: !this.filters.errors };
+    else if (index === 2) this.filters = { ...this.filters, selectedBranch: !this.filters.selectedBranch };
+    else if (index === 0) {
+      this.picker?.hide();
+      await this.pickFilters();
+      this.show();
+      return;
+    }
+    this.updateChrome();
+    this.schedule(0);
+  }
+
+  private async pickFilters(): Promise<void> {
+    type FItem = vscode.QuickPickItem & { key?: string };
+    const f = this.filters;
+    const sep = (label: string): FItem => ({ label, kind: vscode.QuickPickItemKind.Separator });
+    const tools = [...new Set([...this.seenTools, ...f.tools])].sort();
+    const items: FItem[] = [
+      sep('State'),
+      { label: 'Errors only', description: 'failed tool results and bash runs', key: 'errors', picked: f.errors },
+      { label: 'Selected branch only', description: 'branchState = selected', key: 'branch', picked: f.selectedBranch },
+      sep('Kind'),
+      ...KINDS.map((k) => ({ label: k, key: `kind:${k}`, picked: f.kinds.includes(k) })),
+      sep('Tool'),
+      ...tools.map((t) => ({ label: t, key: `tool:${t}`, picked: f.tools.includes(t) })),
+      { label: 'Other tool…', key: 'tool?', alwaysShow: true },
+    ];
+    const chosen = await vscode.window.showQuickPick(items, {
+      canPickMany: true,
+      title: 'Pi Events: Search filters',
+      placeHolder: 'Pick the filters to apply (none: everything)',
+    });
+    if (!chosen) return;
+    const keys = chosen.map((c) => c.key ?? '');
+    const next: SearchFiltersState = {
+      errors: keys.includes('errors'),
+      selectedBranch: keys.includes('branch'),
+      kinds: keys.filter((k) => k.startsWith('kind:')).map((k) => k.slice(5)),
+      tools: keys.filter((k) => k.startsWith('tool:')).map((k) => k.slice(5)),
+    };
+    if (keys.includes('tool?')) {
+      const extra = await vscode.window.showInputBox({ title: 'Tool names', prompt: 'Comma-separated tool names', placeHolder: 'web_search, my_tool' });
+      for (const t of (extra ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+        if (!next.tools.includes(t)) next.tools.push(t);
+        this.seenTools.add(t);
+      }
+    }
+    this.filters = next;
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.cancel?.cancel();
+    this.picker?.dispose();
+  }
+}
+
+function errorText(err: unknown): string {
+  const e = err as { code?: number; message?: string };
+  if (e?.code === ERRORS.queryTooLong) return 'Query too long';
+  return e?.message ? String(e.message) : String(err);
+}

@@ -1,0 +1,107 @@
+/**
+ * Pi Events: Trace. The parent, children, siblings, relations, files and lineage of an event,
+ * as a QuickPick with one section each; choosing an event opens its read view.
+ */
+import * as vscode from 'vscode';
+import { METHODS, type TraceResult } from './core/protocol';
+import { type EventRef, formatRef, parseRef, refAt, refFromJsonl } from './core/refs';
+import { traceEntries, type TraceEntry } from './core/render';
+import { e2eLog } from './e2eLog';
+import { type ReadView, openSourceLine, targetOf } from './readView';
+import { type Server } from './server';
+
+/** The event the user means: the read view's, the reference under the cursor, or the JSONL line's. */
+export function eventAtCursor(editor: vscode.TextEditor | undefined): EventRef | undefined {
+  if (!editor) return undefined;
+  const doc = editor.document;
+  const fromView = targetOf(doc.uri);
+  if (fromView) return fromView.ref;
+  const pos = editor.selection.active;
+  const atCursor = refAt(doc.lineAt(pos.line).text, pos.character);
+  if (atCursor) return atCursor;
+  if (doc.lineCount > 1 && (doc.uri.path.endsWith('.jsonl') || doc.languageId === 'jsonl')) {
+    return refFromJsonl(doc.lineAt(0).text, doc.lineAt(pos.line).text, pos.line);
+  }
+  return undefined;
+}
+
+interface Item extends vscode.QuickPickItem {
+  entry?: TraceEntry;
+}
+
+const openButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('go-to-file'), tooltip: 'Open the JSONL line' };
+const retraceButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('type-hierarchy'), tooltip: 'Trace this event' };
+
+export class Trace {
+  constructor(
+    private readonly server: Server,
+    private readonly reads: ReadView,
+  ) {}
+
+  async run(arg?: unknown): Promise<void> {
+    let ref: EventRef | undefined =
+      typeof arg === 'string' ? parseRef(arg) : arg instanceof vscode.Uri ? targetOf(arg)?.ref : undefined;
+    ref ??= eventAtCursor(vscode.window.activeTextEditor);
+    if (!ref) {
+      const typed = await vscode.window.showInputBox({
+        title: 'Pi Events: Trace',
+        prompt: 'No event at the cursor. Event reference:',
+        placeHolder: 'pi-event:<sessionId>/<entryId>',
+        validateInput: (v) => (parseRef(v) ? undefined : 'pi-event:<sessionId>/<entryId>'),
+      });
+      ref = typed ? parseRef(typed) : undefined;
+      if (!ref) return;
+    }
+    let trace: TraceResult;
+    try {
+      trace = await this.server.request<TraceResult>(METHODS.trace, { ref: formatRef(ref) });
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Pi Events: trace failed: ${String((err as Error)?.message ?? err)}`);
+      return;
+    }
+    await this.show(formatRef(ref), trace);
+  }
+
+  private async show(ref: string, trace: TraceResult): Promise<void> {
+    const entries = traceEntries(trace, Date.now());
+    e2eLog('trace', { ref, sections: entries.map((e) => `${e.section}:${e.ref ?? e.path ?? ''}`) });
+    const items: Item[] = [];
+    let section = '';
+    for (const entry of entries) {
+      if (entry.section !== section) {
+        section = entry.section;
+        items.push({ label: section, kind: vscode.QuickPickItemKind.Separator });
+      }
+      items.push({
+        label: `$(${entry.icon}) ${entry.label.replace(/\$\(/g, '$\u200b(')}`,
+        description: entry.description,
+        entry,
+        buttons: entry.ref && entry.uri ? [openButton, retraceButton] : entry.ref ? [retraceButton] : [],
+      });
+    }
+    const qp = vscode.window.createQuickPick<Item>();
+    qp.title = `Pi Events: Trace ${ref}`;
+    qp.placeholder = 'Choose an event to open it';
+    qp.matchOnDescription = true;
+    qp.items = items;
+    qp.onDidAccept(() => {
+      const entry = qp.activeItems[0]?.entry;
+      qp.hide();
+      if (entry) void this.openEntry(entry);
+    });
+    qp.onDidTriggerItemButton((e) => {
+      const entry = e.item.entry;
+      qp.hide();
+      if (!entry?.ref) return;
+      if (e.button === openButton && entry.uri && entry.line) void openSourceLine(entry.uri, entry.line);
+      else if (e.button === retraceButton) void this.run(entry.ref);
+    });
+    qp.onDidHide(() => qp.dispose());
+    qp.show();
+  }
+
+  private async openEntry(entry: TraceEntry): Promise<void> {
+    if (entry.ref) await this.reads.open(entry.ref);
+    else if (entry.path) await vscode.window.showTextDocument(vscode.Uri.file(entry.path), { preview: true });
+  }
+}

@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { findRefs, formatRef, parseRef, refAt, refFromJsonl } from '../../src/core/refs';
+
+const S = '019f0000-aaaa-7bbb-8ccc-000000000001';
+
+describe('parseRef', () => {
+  it('parses session/entry and an optional fragment', () => {
+    assert.deepEqual(parseRef(`pi-event:${S}/5e6f7081`), { sessionId: S, entryId: '5e6f7081' });
+    assert.deepEqual(parseRef(`pi-event:${S}/5e6f7081#tool.result:0`), {
+      sessionId: S,
+      entryId: '5e6f7081',
+      fragmentId: 'tool.result:0',
+    });
+    assert.deepEqual(parseRef('pi-event:custom.id_1/v1~3'), { sessionId: 'custom.id_1', entryId: 'v1~3' });
+  });
+
+  it('rejects malformed references', () => {
+    for (const bad of ['', 'pi-event:', `pi-event:${S}`, `pi-event:${S}/`, `pi-event:-x/abc`, `pi-event:${S}/~1`, `pi:${S}/abc`, `pi-event:${S}/abc#Tool:1`]) {
+      assert.equal(parseRef(bad), undefined, bad);
+    }
+  });
+
+  it('formats with and without the fragment', () => {
+    const ref = { sessionId: S, entryId: 'abc', fragmentId: 'tool.call:1' };
+    assert.equal(formatRef(ref), `pi-event:${S}/abc`);
+    assert.equal(formatRef(ref, true), `pi-event:${S}/abc#tool.call:1`);
+  });
+});
+
+describe('findRefs', () => {
+  it('finds every reference with its offsets', () => {
+    const text = `See pi-event:${S}/5e6f7081 and (pi-event:abc/def#tool.call:1).`;
+    const refs = findRefs(text);
+    assert.equal(refs.length, 2);
+    assert.equal(text.slice(refs[0].start, refs[0].end), `pi-event:${S}/5e6f7081`);
+    assert.equal(refs[1].fragmentId, 'tool.call:1');
+    assert.equal(text.slice(refs[1].start, refs[1].end), 'pi-event:abc/def#tool.call:1');
+  });
+
+  it('drops a trailing full stop, keeps inner dots', () => {
+    const [r] = findRefs('read pi-event:sess.1/a.b.');
+    assert.equal(r.entryId, 'a.b');
+    assert.equal(r.text, 'pi-event:sess.1/a.b');
+  });
+
+  it('ignores references glued to a word', () => {
+    assert.equal(findRefs('xpi-event:a/b').length, 0);
+    assert.equal(findRefs('[link](pi-event:a/b)').length, 1);
+  });
+});
+
+describe('refAt', () => {
+  const line = `note: pi-event:${S}/5e6f7081 done`;
+  it('finds the reference under the cursor, ends included', () => {
+    const start = line.indexOf('pi-event');
+    assert.equal(refAt(line, start)?.entryId, '5e6f7081');
+    assert.equal(refAt(line, start + 20)?.entryId, '5e6f7081');
+    assert.equal(refAt(line, line.indexOf(' done'))?.entryId, '5e6f7081');
+    assert.equal(refAt(line, 2), undefined);
+  });
+});
+
+describe('refFromJsonl', () => {
+  const header = JSON.stringify({ type: 'session', version: 3, id: S, cwd: '/p' });
+  it('uses the header id and the entry id', () => {
+    assert.deepEqual(refFromJsonl(header, JSON.stringify({ type: 'message', id: 'abcd1234' }), 5), {
+      sessionId: S,
+      entryId: 'abcd1234',
+    });
+  });
+  it('names v1 entries by ordinal', () => {
+    assert.deepEqual(refFromJsonl(header, JSON.stringify({ type: 'message' }), 2), { sessionId: S, entryId: 'v1~2' });
+  });
+  it('gives nothing on the header line or for non-session files', () => {
+    assert.equal(refFromJsonl(header, header, 0), undefined);
+    assert.equal(refFromJsonl('{"a":1}', '{"id":"x"}', 1), undefined);
+    assert.equal(refFromJsonl('not json', '{"id":"x"}', 1), undefined);
+  });
+});

@@ -1,0 +1,261 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Hit, ReadResult, StatusResult, TraceResult } from '../../src/core/protocol';
+import {
+  compactNumber,
+  escapeMarkdown,
+  highlight,
+  hitItemText,
+  kindIcon,
+  kindTag,
+  normaliseRanges,
+  protect,
+  readMarkdown,
+  relativeTime,
+  statusBarText,
+  stepTarget,
+  traceEntries,
+  unbold,
+  unprotect,
+} from '../../src/core/render';
+
+const NOW = Date.parse('2026-05-01T12:00:00Z');
+const S = '019f0000-aaaa-7bbb-8ccc-000000000001';
+
+function hit(extra: Partial<Hit> = {}): Hit {
+  return {
+    ref: `pi-event:${S}/5e6f7081`,
+    sessionId: S,
+    entryId: '5e6f7081',
+    fragmentId: 'tool.result:0',
+    kind: 'tool.result',
+    toolName: 'bash',
+    isError: true,
+    timestamp: '2026-05-01T10:00:09.020Z',
+    snippet: "npm ERR! ENOENT: no such file or directory, open 'package.json'",
+    matches: [[9, 15]],
+    cwd: '/home/u/proj',
+    sessionName: 'fix the build',
+    branchState: 'selected',
+    selectionState: 'direct',
+    source: { path: '/s/x.jsonl', uri: 'file:///s/x.jsonl', line: 6 },
+    ...extra,
+  };
+}
+
+describe('relativeTime', () => {
+  it('speaks in the largest unit', () => {
+    assert.equal(relativeTime('2026-05-01T11:59:50Z', NOW), 'just now');
+    assert.equal(relativeTime('2026-05-01T11:55:00Z', NOW), '5 min ago');
+    assert.equal(relativeTime('2026-05-01T09:00:00Z', NOW), '3 h ago');
+    assert.equal(relativeTime('2026-04-29T12:00:00Z', NOW), '2 days ago');
+    assert.equal(relativeTime('2026-04-30T12:00:00Z', NOW), '1 day ago');
+    assert.equal(relativeTime('2026-02-01T12:00:00Z', NOW), '3 months ago');
+    assert.equal(relativeTime('2024-05-01T12:00:00Z', NOW), '2 years ago');
+    assert.equal(relativeTime('2026-05-05T12:00:00Z', NOW), 'in 4 days');
+  });
+  it('is empty for missing or bad timestamps', () => {
+    assert.equal(relativeTime(null, NOW), '');
+    assert.equal(relativeTime('yesterday', NOW), '');
+  });
+});
+
+describe('kinds', () => {
+  it('maps kinds to icons and tags', () => {
+    assert.equal(kindIcon('user.text'), 'account');
+    assert.equal(kindIcon('tool.result', true), 'error');
+    assert.equal(kindIcon('tool.result', false), 'output');
+    assert.equal(kindIcon('weird'), 'circle-small');
+    assert.equal(kindTag('tool.result', 'bash', true), 'result! bash');
+    assert.equal(kindTag('tool.call', 'read'), 'call read');
+    assert.equal(kindTag('summary.branch'), 'branch summary');
+  });
+});
+
+describe('highlight', () => {
+  it('emphasises code point ranges', () => {
+    assert.equal(highlight('abc def', [[4, 7]], 'brackets'), 'abc ⟦def⟧');
+    assert.equal(highlight('abc def', [[4, 7]], 'none'), 'abc def');
+    assert.equal(unbold(highlight('abc Def 42', [[4, 10]], 'bold')), 'abc Def 42');
+    assert.notEqual(highlight('abc def', [[0, 3]], 'bold'), 'abc def');
+  });
+  it('counts code points, not UTF-16 units', () => {
+    // 😀 is one code point but two UTF-16 units.
+    assert.equal(highlight('😀 fix it', [[2, 5]], 'brackets'), '😀 ⟦fix⟧ it');
+  });
+  it('merges, clamps and ignores bad ranges', () => {
+    assert.deepEqual(normaliseRanges([[5, 9], [0, 2], [1, 3], [8, 100], [4, 4], [7, 2]], 10), [[0, 3], [5, 10]]);
+    assert.equal(highlight('abc', undefined, 'brackets'), 'abc');
+  });
+});
+
+describe('protect', () => {
+  it('round-trips and breaks substrings and icons', () => {
+    const p = protect('$(bug) websocket');
+    assert.equal(unprotect(p), '$(bug) websocket');
+    assert.ok(!p.includes('websocket'));
+    assert.ok(!p.includes('$('));
+  });
+});
+
+describe('hitItemText', () => {
+  it('shows icon, highlighted snippet, session and time', () => {
+    const t = hitItemText(hit(), { now: NOW, style: 'brackets' });
+    assert.equal(unprotect(t.label), "$(error) npm ERR! ⟦ENOENT⟧: no such file or directory, open 'package.json'");
+    assert.equal(t.description, 'fix the build · 2 h ago');
+    assert.equal(t.detail, 'result! bash · /home/u/proj');
+  });
+  it('falls back to cwd and notes non-selected branches', () => {
+    const t = hitItemText(hit({ sessionName: null, branchState: 'alternate', selectionState: 'not-selected', isError: false }), {
+      now: NOW,
+      style: 'none',
+    });
+    assert.equal(t.description, '/home/u/proj · 2 h ago');
+    assert.equal(t.detail, 'result bash · alternate branch · not-selected');
+    assert.ok(t.label.startsWith('$(output) '));
+  });
+  it('can move the snippet out of the label (one-character queries)', () => {
+    const t = hitItemText(hit(), { now: NOW, style: 'none', snippetInDescription: true });
+    assert.equal(t.label, '$(error)');
+    assert.match(t.description, /^npm ERR!/);
+  });
+  it('never lets a snippet inject icons', () => {
+    const t = hitItemText(hit({ snippet: 'echo $(whoami)', matches: [], sessionName: '$(x) s' }), { now: NOW, style: 'none' });
+    assert.ok(!t.label.slice(8).includes('$('));
+    assert.ok(!t.description.includes('$('));
+  });
+});
+
+const READ: ReadResult = {
+  event: {
+    ref: `pi-event:${S}/5e6f7081`,
+    sessionId: S,
+    entryId: '5e6f7081',
+    parentId: '4d5e6f70',
+    entryType: 'message',
+    role: 'toolResult',
+    toolName: 'bash',
+    kinds: ['tool.result'],
+    timestamp: '2026-05-01T10:00:09.020Z',
+    isError: true,
+    cwd: '/home/u/proj',
+    sessionName: 'fix the build',
+    branchState: 'selected',
+    contextRole: 'conversation',
+    selectionState: 'direct',
+  },
+  source: { path: '/s/x.jsonl', uri: 'file:///s/x.jsonl', line: 6, byteOffset: 2210 },
+  fragments: [
+    { fragmentId: 'tool.result:0', kind: 'tool.result', text: 'line 1\n```\nline 3', offset: 0, length: 4000, totalLength: 5242880, truncated: true },
+  ],
+  omitted: [
+    { field: 'message.content[1]', reason: 'image', mimeType: 'image/png', bytes: 81234 },
+    { field: 'message.content[0].thinking', reason: 'thinking', bytes: 1200 },
+  ],
+  neighbours: {
+    order: 'branch',
+    before: [{ ref: `pi-event:${S}/4d5e6f70`, sessionId: S, entryId: '4d5e6f70', kind: 'tool.call', preview: 'npm *test*', timestamp: '2026-05-01T10:00:08Z' }],
+    after: [],
+    alternatives: [{ masked: true }],
+    stoppedAtFork: true,
+  },
+};
+
+describe('readMarkdown', () => {
+  const md = readMarkdown(READ, { now: NOW });
+  it('has the metadata', () => {
+    assert.match(md, /^# result! bash · error/m);
+    assert.match(md, /\*\*Session:\*\* fix the build \(`019f/);
+    assert.match(md, /parent `4d5e6f70`/);
+    assert.match(md, /branch selected · context conversation · selection direct/);
+    assert.match(md, /`\/s\/x\.jsonl:6`/);
+  });
+  it('fences content that contains backticks and says what is outside the window', () => {
+    assert.match(md, /### tool\.result:0 \(characters 0–17 of 5,242,880\)/);
+    assert.match(md, /````text\nline 1\n```\nline 3\n````/);
+  });
+  it('lists what was omitted', () => {
+    assert.match(md, /- `message\.content\[1\]`: image, image\/png, 79\.3 KB/);
+    assert.match(md, /- `message\.content\[0\]\.thinking`: thinking, 1\.2 KB/);
+  });
+  it('lists neighbours as references, masks hidden ones, explains forks', () => {
+    assert.match(md, /## Neighbours \(branch order\)/);
+    assert.match(md, new RegExp(`- \`pi-event:${S}/4d5e6f70\` · call · 2 h ago — npm \\\\\\*test\\\\\\*`));
+    assert.match(md, /stopped at a fork/);
+    assert.match(md, /\*\*Alternatives \(unresolved fork\):\*\*\n\n- \*\(an event you cannot see\)\*/);
+  });
+  it('steps to neighbours', () => {
+    assert.equal(stepTarget(READ, 'previous'), `pi-event:${S}/4d5e6f70`);
+    assert.equal(stepTarget(READ, 'next'), undefined);
+  });
+  it('escapes markdown in free text', () => {
+    assert.equal(escapeMarkdown('a*b_[c]\nd'), 'a\\*b\\_\\[c\\] d');
+  });
+});
+
+describe('traceEntries', () => {
+  const node = (id: string, preview = id) => ({ ref: `pi-event:${S}/${id}`, sessionId: S, entryId: id, kind: 'user.text', preview });
+  const t: TraceResult = {
+    event: node('e'),
+    parent: node('p'),
+    children: [node('c1'), node('c2')],
+    siblings: [{ masked: true }],
+    towardLeaf: 'child',
+    towardLeafRef: `pi-event:${S}/c2`,
+    relations: [
+      { type: 'parent', direction: 'out', label: 'recorded', node: node('p') },
+      { type: 'tool-result-for', direction: 'in', label: 'recorded', node: node('r') },
+    ],
+    files: [{ op: 'read', path: '/p/src/ws.ts', label: 'derived' }],
+    lineage: [{ relation: 'session-parent', sessionId: 'S0', path: '/s/0.jsonl', forkAnchor: node('f') }, { relation: 'session-parent', masked: true }],
+    labels: ['start'],
+  };
+  const entries = traceEntries(t, NOW);
+  it('groups into sections in order, skipping tree relations already shown', () => {
+    assert.deepEqual(
+      entries.map((e) => `${e.section}:${e.ref?.split('/').pop() ?? e.path ?? e.label}`),
+      [
+        'Event:e',
+        'Parent:p',
+        'Children:c1',
+        'Children:c2',
+        'Siblings:(an event you cannot see)',
+        'Relations:r',
+        'Files:/p/src/ws.ts',
+        'Lineage:/s/0.jsonl',
+        'Lineage:f',
+        'Lineage:(a session you cannot see)',
+      ],
+    );
+  });
+  it('describes relations and the way to the leaf', () => {
+    assert.match(entries[0].description, /labels: start/);
+    assert.match(entries[3].description, /toward leaf/);
+    assert.match(entries[5].description, /← tool-result-for \(recorded\)/);
+  });
+});
+
+describe('status bar', () => {
+  const status: StatusResult = {
+    index: { path: '/c/i.sqlite3', bytes: 1048576, schemaVersion: 1, generation: 42, indexing: false },
+    sessions: 12,
+    events: 3400,
+    fragments: 5100,
+    stale: [{ path: '/x', error: 'header unreadable' }],
+    unavailable: [],
+    duplicates: [],
+    skipped: [],
+    sessionDirs: ['/h/.pi/agent/sessions'],
+    roots: ['/h/proj'],
+  };
+  it('shows counts, progress and trouble', () => {
+    assert.equal(statusBarText({ kind: 'ready', status }).text, '$(history) Pi Events: 12 sessions · 3.4k events $(warning) 1');
+    assert.match(statusBarText({ kind: 'ready', status }).tooltip, /generation 42/);
+    assert.equal(statusBarText({ kind: 'indexing', message: '12/40 files' }).text, '$(sync~spin) Pi Events: indexing 12/40 files');
+    assert.equal(statusBarText({ kind: 'indexing', percentage: 30 }).text, '$(sync~spin) Pi Events: indexing 30%');
+    assert.match(statusBarText({ kind: 'stopped', reason: 'server not installed' }).tooltip, /not installed/);
+  });
+  it('abbreviates numbers', () => {
+    assert.deepEqual([5, 999, 1000, 1500, 12_345, 2_500_000].map(compactNumber), ['5', '999', '1k', '1.5k', '12k', '2.5M']);
+  });
+});

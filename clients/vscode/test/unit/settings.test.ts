@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  commandFromSetting,
+  describeCommand,
+  expandPath,
+  installHint,
+  isPythonExecutable,
+  pythonCandidates,
+  toInitializationOptions,
+} from '../../src/core/settings';
+
+const ctx = { folders: ['/work/proj', '/work/other'], home: '/home/me', env: { ARCHIVE: '/mnt/a' } };
+
+describe('expandPath', () => {
+  it('expands ~, variables and relative paths', () => {
+    assert.equal(expandPath('~', ctx), '/home/me');
+    assert.equal(expandPath('~/x/y', ctx), '/home/me/x/y');
+    assert.equal(expandPath('${workspaceFolder}/sub', ctx), '/work/proj/sub');
+    assert.equal(expandPath('${userHome}/a', ctx), '/home/me/a');
+    assert.equal(expandPath('${env:ARCHIVE}/s', ctx), '/mnt/a/s');
+    assert.equal(expandPath('rel/dir', ctx), '/work/proj/rel/dir');
+    assert.equal(expandPath('./rel', ctx), '/work/proj/rel');
+    assert.equal(expandPath('/abs', ctx), '/abs');
+  });
+  it('leaves relative paths alone without a folder', () => {
+    assert.equal(expandPath('rel', { folders: [], home: '/h' }), 'rel');
+  });
+});
+
+describe('toInitializationOptions', () => {
+  it('maps every setting to the protocol names', () => {
+    assert.deepEqual(
+      toInitializationOptions(
+        { workspaceRoots: ['~/proj', 'sub'], sessionDirs: ['/mnt/archive', ''], indexPath: '~/idx.sqlite3', watch: false, serverCommand: ['x'] },
+        ctx,
+      ),
+      { roots: ['/home/me/proj', '/work/proj/sub'], sessionDirs: ['/mnt/archive'], indexPath: '/home/me/idx.sqlite3', watch: false },
+    );
+  });
+  it('omits defaults so the server decides', () => {
+    assert.deepEqual(toInitializationOptions({ workspaceRoots: [], sessionDirs: [], indexPath: '', watch: undefined }, ctx), {});
+    assert.deepEqual(toInitializationOptions({ workspaceRoots: 'x', sessionDirs: [1, null], indexPath: 3 }, ctx), {});
+  });
+});
+
+describe('server command', () => {
+  it('takes an array verbatim (first item expanded)', () => {
+    assert.deepEqual(commandFromSetting(['~/venv/bin/pi-event-search', 'serve'], ctx), {
+      command: '/home/me/venv/bin/pi-event-search',
+      args: ['serve'],
+    });
+  });
+  it('runs a python string as a module and anything else with serve', () => {
+    assert.deepEqual(commandFromSetting('/v/bin/python3.11', ctx), { command: '/v/bin/python3.11', args: ['-m', 'pi_event_search', 'serve'] });
+    assert.deepEqual(commandFromSetting('/v/bin/pi-event-search', ctx), { command: '/v/bin/pi-event-search', args: ['serve'] });
+  });
+  it('treats empty settings as unset', () => {
+    assert.equal(commandFromSetting([], ctx), undefined);
+    assert.equal(commandFromSetting('  ', ctx), undefined);
+    assert.equal(commandFromSetting(undefined, ctx), undefined);
+  });
+  it('recognises interpreters', () => {
+    for (const p of ['python', 'python3', '/usr/bin/python3.11', 'C:\\Py\\python.exe']) assert.ok(isPythonExecutable(p), p);
+    for (const p of ['pi-event-search', '/bin/pythonista', 'py']) assert.ok(!isPythonExecutable(p), p);
+  });
+  it('orders candidates and explains the fix', () => {
+    assert.deepEqual(pythonCandidates('/v/bin/python'), ['/v/bin/python', 'python3']);
+    assert.deepEqual(pythonCandidates('python3'), ['python3']);
+    assert.deepEqual(pythonCandidates(undefined), ['python3']);
+    const hint = installHint(['/v/bin/python', 'python3']);
+    assert.match(hint.message, /not installed for \/v\/bin\/python, python3/);
+    assert.match(hint.message, /piEvents\.serverCommand/);
+    assert.equal(hint.fix, '/v/bin/python -m pip install pi-event-search');
+    assert.equal(describeCommand({ command: '/a b/py', args: ['-m', 'x'] }), '"/a b/py" -m x');
+  });
+});
