@@ -8,11 +8,13 @@ by Pi's own SessionManager come from tests/piwriter/ instead; both kinds are use
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+_SERIAL = itertools.count()  # distinct ids for sessions built alike within one process
 BASE_TIME = datetime(2026, 5, 1, 10, 0, 0, tzinfo=UTC)
 USAGE = {
     "input": 10, "output": 50, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 60,
@@ -50,7 +52,7 @@ class SessionBuilder:
         self.cwd = cwd
         self.version = version
         self.clock = start
-        seed = name_seed or f"{cwd}|{session_id}|{start.isoformat()}"
+        seed = name_seed or f"{cwd}|{session_id}|{start.isoformat()}|{next(_SERIAL)}"
         digest = hashlib.sha256(seed.encode()).hexdigest()
         self.session_id = session_id or (
             f"{digest[:8]}-{digest[8:12]}-7{digest[13:16]}-8{digest[17:20]}-{digest[20:32]}"

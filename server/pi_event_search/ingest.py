@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -17,6 +18,9 @@ import orjson
 from pi_event_search import jsonl, store, tree
 from pi_event_search.discovery import Observation
 from pi_event_search.projection import Event, project
+
+
+RACY_NS = 3_000_000_000
 
 
 @dataclass(slots=True)
@@ -65,7 +69,10 @@ def _apply(conn: sqlite3.Connection, obs: Observation, session_id: str) -> Outco
     with fh:
         st = os.fstat(fh.fileno())
         if cp is not None and sess is not None and sess[1] == obs.path and cp[9] == "indexed":
-            if (cp[0], cp[1], cp[2], cp[3]) == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
+            same = (cp[0], cp[1], cp[2], cp[3]) == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            # A file changed within the mtime granularity looks unchanged: check its content.
+            racy = time.time_ns() - st.st_mtime_ns < RACY_NS
+            if same and (not racy or _appended(fh, st, cp)):
                 conn.execute("UPDATE sessions SET state = 'ok', error = NULL WHERE sid = ?",
                              (sess[0],))
                 return Outcome("unchanged")

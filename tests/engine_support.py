@@ -1,0 +1,66 @@
+"""Helpers for engine-level tests: open an engine on a Pi home, snapshot the index."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from pi_event_search.authz import Scope
+from pi_event_search.cli import main
+from pi_event_search.engine import Engine
+from pi_event_search.search import Filters
+
+ALL = Scope.of(None)
+
+
+def engine(index: Path, extra: list[str] | None = None) -> Engine:
+    return Engine.open(index, extra or [])
+
+
+def snapshot(e: Engine) -> list[tuple[Any, ...]]:
+    """Everything that defines the index's content, independent of row ids."""
+    conn = e.conn
+    rows = conn.execute(
+        "SELECT s.session_id, e.entry_id, e.parent_id, e.seq, e.line, e.byte_off, e.entry_type, "
+        "e.role, e.tool_name, e.is_error, e.branch_state, e.selection_state, e.context_role, "
+        "(SELECT group_concat(f.frag || '=' || f.text, '|') FROM fragments f WHERE f.eid = e.eid) "
+        "FROM events e JOIN sessions s ON s.sid = e.sid ORDER BY s.session_id, e.seq").fetchall()
+    fts = conn.execute("SELECT count(*) FROM fragments").fetchone()
+    conn.execute("INSERT INTO fts(fts) VALUES ('integrity-check')")  # raises if FTS is corrupt
+    return [*rows, ("fts-rows", fts[0])]
+
+
+def hits(e: Engine, query: str, scope: Scope = ALL, **filters: Any) -> list[dict[str, Any]]:
+    return e.search(query, Filters(**filters), scope, limit=200).hits
+
+
+def cli(*args: str) -> tuple[int, str, str]:
+    err = io.StringIO()
+    buf = io.BytesIO()
+    with contextlib.redirect_stderr(err), _capture_stdout(buf):
+        rc = main(list(args))
+    return rc, buf.getvalue().decode(), err.getvalue()
+
+
+@contextlib.contextmanager
+def _capture_stdout(buf: io.BytesIO) -> Any:
+    import sys
+
+    real = sys.stdout
+    wrapper = io.TextIOWrapper(buf, encoding="utf-8", write_through=True)
+    sys.stdout = wrapper
+    try:
+        yield
+    finally:
+        wrapper.flush()
+        wrapper.detach()  # keep buf open for the caller
+        sys.stdout = real
+
+
+def cli_json(*args: str) -> Any:
+    rc, out, err = cli(*args, "--json")
+    assert rc == 0, err
+    return json.loads(out)
