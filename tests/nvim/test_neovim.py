@@ -233,6 +233,9 @@ def test_units(world: World) -> None:
     trace = out["trace_lines"]
     assert any("tool-result-for [recorded] pi-event:S/D" in line for line in trace)
     assert "  read     /w/src/ws.ts [derived]" in trace
+    assert {"pi_events", "pi_events.setup()", ":PiEvents", ":Telescope-pi_events",
+            "pi_events-opt-session_dirs", "g:pi_events"} <= set(out["help_tags"])
+    assert out["completion"] == ["open", "read", "reindex", "restart", "search", "status", "trace"]
 
 
 # -- against the real server -------------------------------------------------------------------

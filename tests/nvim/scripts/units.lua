@@ -139,4 +139,17 @@ H.run(function()
   local marks = vim.api.nvim_buf_get_extmarks(buf, view.ns, 0, -1, { details = true })
   H.check("fill sets lines and highlights", #vim.api.nvim_buf_get_lines(buf, 0, -1, false) == #read.lines
     and #marks == #read.highlights, { #marks, #read.highlights })
+
+  -- :help: the doc file builds tags without errors (in a copy: never write doc/tags in the repo)
+  local docdir = vim.fn.tempname()
+  vim.fn.mkdir(docdir, "p")
+  vim.fn.writefile(vim.fn.readfile(H.case.plugin_dir .. "/doc/pi_events.txt"), docdir .. "/pi_events.txt")
+  local ok_tags, tag_err = pcall(vim.cmd, "helptags " .. vim.fn.fnameescape(docdir))
+  H.check("helptags", ok_tags, tag_err)
+  H.put("help_tags", vim.tbl_map(function(l)
+    return vim.split(l, "\t")[1]
+  end, vim.fn.readfile(docdir .. "/tags")))
+
+  -- :PiEvents completion
+  H.put("completion", vim.fn.getcompletion("PiEvents ", "cmdline"))
 end)
