@@ -1,0 +1,137 @@
+"""Search: the query is data, identifiers are findable, filters, coalescing, snippets, bounds."""
+
+from __future__ import annotations
+
+import string
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from builder import SessionBuilder, sample_session
+from engine_support import ALL, engine, hits
+from pi_event_search.projection import HEAD_CHARS, TAIL_CHARS
+from pi_event_search.search import Filters, StaleCursor
+
+
+@pytest.fixture
+def indexed(pi_home):
+    sb = sample_session(pi_home.sessions, "/home/dev/proj")
+    sb.assistant(tool_calls=[("c9", "read", {"path": "packages/coding-agent/session-manager.ts"})])
+    sb.tool_result("c9", "read", "Error: ENOENT: no such file or directory, open "
+                   "'session-manager.ts' (toolCallId mismatch)", is_error=True)
+    e = engine(pi_home.index)
+    e.refresh()
+    return e, sb
+
+
+@pytest.mark.parametrize("query", [
+    "session-manager.ts", "ENOENT", "toolCallId", "git push --force",
+    "TypeError: Cannot read properties of undefined", '"reading \'close\'"',
+])
+def test_identifiers_paths_and_errors_are_findable(indexed, query):
+    e, _ = indexed
+    assert hits(e, query), query
+
+
+ALPHABET = string.printable + "\"*:^-()ÄéØ漢字\u200b\x00"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet=ALPHABET, max_size=60) | st.sampled_from(
+    ['"', '"unbalanced', "NEAR(a b)", "a OR b", "NOT x", "x AND", "*", "col:val", "^start",
+     "-neg", "((", ")", '""', "a NEAR/2 b", "\\", "'", "''"]))
+def test_arbitrary_queries_never_raise(indexed, query):
+    e, _ = indexed
+    for prefix in (False, True):
+        page = e.search(query, Filters(), ALL, prefix_last=prefix)
+        assert isinstance(page.hits, list)
+
+
+def test_operators_are_literal_text(pi_home):
+    sb = SessionBuilder(pi_home.sessions, "/p")
+    sb.user("alpha OR beta")
+    sb.user("only alpha here")
+    e = engine(pi_home.index)
+    e.refresh()
+    assert {h["entryId"] for h in hits(e, "alpha OR beta")} == {sb.ids[0]}
+    assert {h["entryId"] for h in hits(e, "alpha NOT beta")} == set()
+
+
+def test_one_hit_per_event_with_strongest_fragment(indexed):
+    e, sb = indexed
+    found = hits(e, "websocket")
+    keys = [(h["sessionId"], h["entryId"]) for h in found]
+    assert len(keys) == len(set(keys))
+    many = SessionBuilder(Path(e.dirs[0].path), "/m")
+    many.assistant("needle one", tool_calls=[("n1", "bash", {"command": "echo needle"})])
+    e.refresh()
+    one = hits(e, "needle")
+    assert len(one) == 1 and one[0]["fragmentId"] in ("assistant.text:0", "tool.call:1")
+
+
+def test_snippet_matches_point_at_query_words(indexed):
+    e, _ = indexed
+    for h in hits(e, "reconnect websocket"):
+        assert h["matches"]
+        for s, t in h["matches"]:
+            assert h["snippet"][s:t].lower() in ("reconnect", "websocket")
+        assert "\n" not in h["snippet"] and len(h["snippet"]) <= 202
+
+
+def test_filters(indexed):
+    e, sb = indexed
+    assert {h["toolName"] for h in hits(e, "ws", tools=["edit"])} == {"edit"}
+    assert all(h["kind"] == "tool.result" for h in hits(e, "ws", kinds=["tool.result"]))
+    errs = hits(e, "", errors=True)
+    assert errs and all(h["isError"] for h in errs)
+    assert {h["role"] for h in hits(e, "reconnect", roles=["user"])} == {"user"}
+    assert hits(e, "websocket", session_id=sb.session_id)
+    assert not hits(e, "websocket", session_id="nope")
+    assert hits(e, "websocket", cwd="/home/dev") and not hits(e, "websocket", cwd="/home/de")
+    assert not hits(e, "websocket", since_ms=4_000_000_000_000)
+    assert hits(e, "websocket", until_ms=4_000_000_000_000)
+    files = hits(e, "", file="src/ws.ts")
+    assert {h["toolName"] for h in files} == {"read", "edit"}
+    assert hits(e, "", file="/home/dev/proj/src")
+
+
+def test_oversized_fragment_keeps_head_and_tail(pi_home):
+    sb = SessionBuilder(pi_home.sessions, "/p")
+    sb.assistant(tool_calls=[("big", "bash", {"command": "make"})])
+    head = "headword " + "h" * (HEAD_CHARS - len("headword ") - len(" headend")) + " headend"
+    tail = "tailstart " + "t" * (TAIL_CHARS - len("tailstart ") - len(" finalstatus")) \
+        + " finalstatus"
+    body = head + " middle" * 700_000 + " " + tail  # about 5 MB on one line
+    assert len(head) == HEAD_CHARS and len(tail) == TAIL_CHARS
+    sb.tool_result("big", "bash", body)
+    e = engine(pi_home.index)
+    e.refresh()
+    for word in ("headword", "headend", "tailstart", "finalstatus"):
+        assert hits(e, word), word
+    assert not hits(e, "middle"), "the omitted middle is not indexed"
+    assert not hits(e, '"headend tailstart"'), "no phrase across the omission marker"
+    stored = e.conn.execute("SELECT length(text) FROM fragments WHERE kind = 'tool.result'")
+    assert stored.fetchone()[0] < HEAD_CHARS + TAIL_CHARS + 200
+
+
+def test_cursor_pages_and_goes_stale(pi_home):
+    sb = SessionBuilder(pi_home.sessions, "/p")
+    for i in range(7):
+        sb.user(f"paged message number {i}")
+    e = engine(pi_home.index)
+    e.refresh()
+    scope = ALL
+    first = e.search("paged", Filters(), scope, limit=3)
+    second = e.search("paged", Filters(), scope, limit=3, cursor=first.next_cursor)
+    third = e.search("paged", Filters(), scope, limit=3, cursor=second.next_cursor)
+    ids = [h["entryId"] for h in first.hits + second.hits + third.hits]
+    assert sorted(ids) == sorted(sb.ids) and third.next_cursor is None
+    with pytest.raises(StaleCursor):
+        e.search("other", Filters(), scope, limit=3, cursor=first.next_cursor)
+    sb.user("paged once more")
+    e.refresh()
+    with pytest.raises(StaleCursor):
+        e.search("paged", Filters(), scope, limit=3, cursor=first.next_cursor)
