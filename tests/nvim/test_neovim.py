@@ -213,7 +213,7 @@ def test_units(world: World) -> None:
     # code point offsets [3, 9) and [10, 17) of "é… ENOENT ünïcode" highlight the right bytes
     assert out["display_pieces"] == [
         ["tool.result bash !", "PiEventsError"], ["ENOENT", "PiEventsMatch"],
-        ["ünïcode", "PiEventsMatch"], ["fix the build · 2026-05-01 10:00", "PiEventsMeta"],
+        ["ünïcode", "PiEventsMatch"], ["fix the build · 2026-05-01 10:00:09", "PiEventsMeta"],
     ]
     assert out["entry"] == {"ref": "pi-event:S/E", "filename": "/s.jsonl", "lnum": 6}
     # three quick keystrokes -> one request for the last prompt, with prefixLast
@@ -250,6 +250,10 @@ def test_setup_attaches_one_client_per_root(world: World, server_cmd: list[str])
     assert out["clients"] == 1
     assert out["nofile_attached"] is False
     assert out["status_roots"] == [proj]
+    assert out["status_index"] == out["index_path"]
+    changed = out["index_changed"]
+    assert changed["indexing"] is False and changed["generation"] >= 1
+    assert out["client_state"]["generation"] == changed["generation"]
     assert out["notifications"] == []
 
 
@@ -301,8 +305,8 @@ def test_read_view_and_open(world: World, server_cmd: list[str]) -> None:
     assert read["lines"][0] == f"# {f['ref']['r2']}"
     body = "\n".join(read["lines"])
     assert "TypeError: Cannot read properties of undefined (reading 'close')" in body
-    assert "## tool.result:0" in body and "error:     yes" in body
-    assert f"source:    {f['session_path']}:{f['lines']['r2']}" in read["lines"]
+    assert "## tool.result:0" in body and "error:      yes" in body
+    assert f"source:     {f['session_path']}:{f['lines']['r2']}" in read["lines"]
     lines = read["lines"]
     before = next(i for i, x in enumerate(lines) if x.startswith("## before"))
     after = next(i for i, x in enumerate(lines) if x.startswith("## after"))
@@ -349,8 +353,8 @@ def test_status_and_reindex(world: World, server_cmd: list[str]) -> None:
     out = ok(run_script("status", world, server_cmd))
     lines = out["status"]["lines"]
     assert lines[0] == "# pi-event-search status"
-    assert "sessions:  1" in lines  # the other project's session is not counted
-    assert f"roots:     {world.facts['proj']}" in lines
+    assert "sessions:   1" in lines  # the other project's session is not counted
+    assert f"roots:      {world.facts['proj']}" in lines
     assert any(line.startswith("index:") and "index.sqlite3" in line for line in lines)
     assert set(out["reindex"]) >= {"changedSessions", "generation"}
     assert any("reindexed" in n["msg"] for n in out["notifications"])

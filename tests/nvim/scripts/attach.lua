@@ -5,7 +5,14 @@ H.load_plugins()
 
 H.run(function()
   local F = H.case.facts
-  H.setup()
+  -- A fresh index through the index_path option: the server indexes and notifies.
+  local changed = {}
+  vim.api.nvim_create_autocmd("User", { pattern = "PiEventsIndexChanged", callback = function(ev)
+    table.insert(changed, ev.data)
+  end })
+  local index = vim.fn.tempname() .. ".sqlite3"
+  H.setup({ index_path = index })
+  H.put("index_path", index)
   local client = require("pi_events.client")
   local c = H.client()
   H.put("root_dir", c.config.root_dir)
@@ -39,5 +46,11 @@ H.run(function()
   local status, err = client.request_sync("piEvents/status", {}, 10000, c)
   H.check("status answered", status ~= nil, err)
   H.put("status_roots", status and status.roots or vim.NIL)
+  H.put("status_index", status and status.index.path or vim.NIL)
+  H.check("indexChanged arrives", H.wait(function()
+    return #changed > 0 and changed[#changed].indexing == false
+  end, 15000), changed)
+  H.put("index_changed", changed[#changed] or vim.NIL)
+  H.put("client_state", client.state[c.id] or vim.NIL)
   H.put("notifications", H.result.notifications)
 end)

@@ -43,7 +43,7 @@ function Builder:field(label, value)
   if value == nil or value == vim.NIL or value == "" then
     return
   end
-  self:add(("%-10s %s"):format(label .. ":", tostring(value)))
+  self:add(("%-11s %s"):format(label .. ":", tostring(value)))
   table.insert(self.highlights, { #self.lines - 1, 0, #label + 1, "PiEventsLabel" })
 end
 
@@ -114,7 +114,7 @@ function M.read(result)
   b:field("state", ("branch %s, %s, %s"):format(
     tostring(ev.branchState), tostring(ev.contextRole), tostring(ev.selectionState)))
   if ev.isError == true then
-    b:add("error:     yes", "PiEventsError")
+    b:add("error:      yes", "PiEventsError")
   end
   b:field("source", present(src.path) and (src.path .. ":" .. tostring(src.line)) or nil)
   for _, frag in ipairs(result.fragments or {}) do

@@ -26,14 +26,14 @@ function M.byteindex(s, cp)
   return ok and b or #s
 end
 
---- "2026-05-01T10:00:09.020Z" -> "2026-05-01 10:00".
+--- "2026-05-01T10:00:09.020Z" -> "2026-05-01 10:00:09".
 ---@param ts string|nil
 ---@return string
 function M.short_time(ts)
   if type(ts) ~= "string" then
     return ""
   end
-  local d, hm = ts:match("^(%d%d%d%d%-%d%d%-%d%d)T(%d%d:%d%d)")
+  local d, hm = ts:match("^(%d%d%d%d%-%d%d%-%d%d)T(%d%d:%d%d:%d%d)")
   return d and (d .. " " .. hm) or ts
 end
 
