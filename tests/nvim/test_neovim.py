@@ -63,6 +63,18 @@ NVIM, NVIM_WHY = find_nvim()
 needs_nvim = pytest.mark.skipif(NVIM is None, reason=NVIM_WHY)
 
 
+def telescope_checkouts() -> dict[str, str] | None:
+    """telescope.nvim and plenary.nvim checkouts: from the environment, else the tools dir."""
+    tools = os.environ.get("PI_EVENT_SEARCH_TOOLS")
+    found = {}
+    for key, name in (("telescope_rtp", "telescope.nvim"), ("plenary_rtp", "plenary.nvim")):
+        path = os.environ.get(key.upper()) or (tools and str(Path(tools) / name))
+        if not path or not (Path(path) / "lua").is_dir():
+            return None
+        found[key] = path
+    return found
+
+
 @pytest.fixture(scope="module")
 def server_cmd() -> list[str]:
     cmd, why = find_server()
@@ -376,10 +388,11 @@ def test_checkhealth(world: World, server_cmd: list[str]) -> None:
 
 @needs_nvim
 def test_telescope_picker(world: World, server_cmd: list[str]) -> None:
-    rtp = {k: os.environ.get(k.upper()) for k in ("telescope_rtp", "plenary_rtp")}
-    if not all(rtp.values()):
+    rtp = telescope_checkouts()
+    if rtp is None:
         pytest.skip("set TELESCOPE_RTP and PLENARY_RTP to checkouts of telescope.nvim and "
-                    "plenary.nvim to run the telescope picker test")
+                    "plenary.nvim (or let scripts/setup.d/30-neovim.sh clone them into "
+                    "$PI_EVENT_SEARCH_TOOLS) to run the telescope picker test")
     out = ok(run_script("telescope", world, server_cmd, **rtp))
     f = world.facts
     assert out["entries"] == out["raw"] == [f["ref"]["a3"], f["ref"]["a4"]]
