@@ -149,7 +149,7 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
             target = None
             if result is not None:
                 target = f"{result['source']['uri']}#L{result['source']['line']}"
-            links.append(t.DocumentLink(range=rng, target=target, tooltip=str(found.ref)))
+            links.append(t.DocumentLink(range=rng, target=target))
         return links
 
 
