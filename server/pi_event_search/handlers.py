@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from lsprotocol import types as t
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
+from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
 from pi_event_search import lsp_render, refs
 from pi_event_search.engine import EngineError, InvalidRef, NotFound, Ref
@@ -25,6 +26,10 @@ SYMBOL_LIMIT = 50
 R = TypeVar("R")
 
 
+def _server_error(message: str, code: int) -> JsonRpcServerError:
+    return JsonRpcServerError(message, code)  # type: ignore[no-untyped-call]
+
+
 def errors(fn: Callable[..., Awaitable[R]]) -> Callable[..., Awaitable[R]]:
     """Map domain exceptions to JSON-RPC errors."""
 
@@ -35,13 +40,13 @@ def errors(fn: Callable[..., Awaitable[R]]) -> Callable[..., Awaitable[R]]:
         except (BadParams, InvalidRef) as exc:
             raise JsonRpcInvalidParams(f"Invalid params: {exc}") from exc
         except NotFound as exc:
-            raise JsonRpcServerError(str(exc), NOT_FOUND) from exc
+            raise _server_error(str(exc), NOT_FOUND) from exc
         except StaleCursor as exc:
-            raise JsonRpcServerError(f"Stale cursor: {exc}", STALE_CURSOR) from exc
+            raise _server_error(f"Stale cursor: {exc}", STALE_CURSOR) from exc
         except QueryTooLong as exc:
-            raise JsonRpcServerError(f"Query too long: {exc}", QUERY_TOO_LONG) from exc
+            raise _server_error(f"Query too long: {exc}", QUERY_TOO_LONG) from exc
         except EngineError as exc:
-            raise JsonRpcServerError(str(exc), INDEX_UNAVAILABLE) from exc
+            raise _server_error(str(exc), INDEX_UNAVAILABLE) from exc
 
     return wrapper
 
@@ -153,8 +158,8 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
         return links
 
 
-def _range(line: int, start: int, end: int) -> t.Range:
-    return t.Range(t.Position(line, start), t.Position(line, end))
+def _range(line: int, start: int, end: int) -> ServerTextRange:
+    return ServerTextRange(ServerTextPosition(line, start), ServerTextPosition(line, end))
 
 
 def _ref_at(ls: PiEventServer, uri: str, pos: t.Position) -> tuple[Ref, t.Range] | None:

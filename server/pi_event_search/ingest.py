@@ -18,7 +18,7 @@ import orjson
 from pi_event_search import jsonl, store, tree
 from pi_event_search.discovery import Observation
 from pi_event_search.projection import Event, project
-
+from pi_event_search.sessions import drop_session, upsert_session
 
 RACY_NS = 3_000_000_000
 
@@ -193,13 +193,12 @@ def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observa
     if header is None or header_raw is None or header.get("id") != session_id:
         raise Stale(reason or "session header changed while indexing")
     chunk = _records(fh, 0, 1, st.st_size)
-    from pi_event_search.sessions import drop_session, upsert_session
-
     for (sid,) in conn.execute("SELECT sid FROM sessions WHERE session_id = ? OR path = ?",
                                (session_id, obs.path)).fetchall():
         drop_session(conn, sid)
     sid = upsert_session(conn, header, obs.path)
-    version = header.get("version") if isinstance(header.get("version"), int) else 1
+    raw_version = header.get("version")
+    version = raw_version if isinstance(raw_version, int) else 1
     batch = _Batch(conn, sid, _cwd(header), 0, has_ids=version >= 2)
     for rec in chunk.records:
         if rec.line == 1 and rec.sub == 0:

@@ -28,7 +28,7 @@ def tag(hit: dict[str, Any]) -> str:
     if hit["kind"] in ("tool.call", "tool.result") and hit.get("toolName"):
         bang = "!" if hit.get("isError") else ""
         return f"{name}{bang} {hit['toolName']}"
-    return name
+    return str(name)
 
 
 def when(ts: str | None) -> str:

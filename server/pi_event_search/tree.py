@@ -110,7 +110,7 @@ def _selection(nodes: list[Node], path: list[Node], branch: dict[str, str]) -> d
         else:
             selection[n.entry_id] = NOT_SELECTED
     last = max((i for i, n in enumerate(path) if n.entry_type == "compaction"), default=None)
-    for i, n in enumerate(path):
+    for n in path:
         if makes_context(n):
             selection[n.entry_id] = DIRECT
     if last is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -14,7 +15,6 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
 from pi_event_search.server import _plain_dicts
-
 from support import PiHome
 
 CLIENTS = ["visual-studio-code", "neovim"]
@@ -74,7 +74,5 @@ async def start(request: pytest.FixtureRequest, pi_home: PiHome) -> AsyncIterato
 
     yield _start
     for client in clients:
-        try:
+        with contextlib.suppress(Exception):
             await asyncio.wait_for(client.shutdown_session(), 10)
-        except Exception:
-            pass
