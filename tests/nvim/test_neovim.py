@@ -401,6 +401,7 @@ def test_telescope_picker(world: World, server_cmd: list[str]) -> None:
     assert out["selected"] == f["ref"]["a3"]
     assert out["yanked"] == f["ref"]["a3"] and out["open_after_yank"] is True
     assert out["line"] == f["lines"]["a3"]
+    assert out["typed_requests"] == 1
     for key, kind in (("<C-o>", "read"), ("<C-t>", "trace")):
         first = out[key]["first"]
         assert out[key]["buffer"] == f"pi-event://{kind}/{first.removeprefix('pi-event:')}"

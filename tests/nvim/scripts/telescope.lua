@@ -69,6 +69,28 @@ H.run(function()
   end), vim.api.nvim_buf_get_name(0))
   H.put("line", vim.api.nvim_win_get_cursor(0)[1])
 
+  -- typing fast: the debounced finder sends one request for the last prompt only
+  vim.cmd("PiEvents search")
+  local typed
+  H.check("PiEvents search opens the picker", H.wait(function()
+    typed = action_state.get_current_picker(vim.api.nvim_get_current_buf())
+    return typed
+  end))
+  local base = typed.finder.base
+  H.wait(function()
+    return base.requests >= 1
+  end)
+  local before = base.requests
+  for i = 1, #"zebrafish" do
+    typed:set_prompt(("zebrafish"):sub(1, i))
+  end
+  H.check("typed results", H.wait(function()
+    return #entries(typed) == #raw.hits and entries(typed)[1] == raw.hits[1].ref
+  end), entries(typed))
+  vim.wait(300)
+  H.put("typed_requests", base.requests - before)
+  require("telescope.actions").close(typed.prompt_bufnr)
+
   -- read and trace keys
   for key, kind in pairs({ ["<C-o>"] = "read", ["<C-t>"] = "trace" }) do
     vim.cmd("Telescope pi_events default_text=websocket")
