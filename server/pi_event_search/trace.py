@@ -49,7 +49,7 @@ def trace_event(conn: sqlite3.Connection, target: Ref, scope: Scope) -> dict[str
         "files": [{"op": op, "path": path, "label": label} for op, path, label in conn.execute(
             "SELECT op, path, label FROM file_refs WHERE eid = ? ORDER BY rowid", (eid,))],
         "lineage": _lineage(conn, scope, sid, session[1], session[2]),
-        "labels": _labels(conn, sid, row[2]),
+        "labels": _labels(conn, tree, sid, row[2]),
     }
 
 
@@ -115,11 +115,13 @@ def _by_eid(tree: Tree, eid: int) -> Row | None:
     return rows[0] if rows else None
 
 
-def _labels(conn: sqlite3.Connection, sid: int, entry_id: str) -> list[str]:
+def _labels(conn: sqlite3.Connection, tree: Tree, sid: int, entry_id: str) -> list[str]:
+    """The latest label the caller may see (a label set at or after the cutoff is not)."""
     row = conn.execute(
-        "SELECT e.facts FROM relations r JOIN events e ON e.eid = r.eid WHERE e.sid = ? "
-        "AND r.type = 'labels' AND r.target = ? ORDER BY e.seq DESC LIMIT 1",
-        (sid, entry_id)).fetchone()
+        "SELECT e.facts FROM relations r JOIN events e ON e.eid = r.eid "
+        "JOIN sessions s ON s.sid = e.sid WHERE e.sid = ? "
+        f"AND r.type = 'labels' AND r.target = ? AND {tree.where} ORDER BY e.seq DESC LIMIT 1",
+        [sid, entry_id, *tree.params]).fetchone()
     if row is None or row[0] is None:
         return []
     label = orjson.loads(row[0]).get("label") or ""
