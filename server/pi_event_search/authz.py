@@ -7,7 +7,9 @@ was found) never grants anything.
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 import subprocess
 from dataclasses import dataclass, field
 
@@ -83,6 +85,22 @@ class Scope:
         cut = (f" AND {e}.seq < coalesce((SELECT c.seq FROM events c WHERE c.sid = {s}.sid "
                "AND c.entry_id = ?), 1 << 62)")
         return sql + cut, [*params, self.cutoff or ""]
+
+    def session_name(self, conn: sqlite3.Connection, session_id: str, name: str | None
+                     ) -> str | None:
+        """The session's name as this caller may know it: for its own session, the last name
+        set strictly before the cutoff (a later `session_info` entry is not theirs to see)."""
+        if self.current_session is None or session_id != self.current_session:
+            return name
+        where, params = self.event_sql(session_id)
+        row = conn.execute(
+            "SELECT e.facts FROM events e JOIN sessions s ON s.sid = e.sid "
+            "WHERE s.session_id = ? AND e.entry_type = 'session_info' "
+            f"AND {where} ORDER BY e.seq DESC LIMIT 1", [session_id, *params]).fetchone()
+        if row is None or not row[0]:
+            return None
+        value = json.loads(row[0]).get("name")
+        return value if isinstance(value, str) and value else None
 
     def sees(self, cwd_canon: str | None) -> bool:
         """The same rule in Python, for nodes reached outside a query (lineage paths)."""

@@ -96,7 +96,8 @@ def _locate(engine: Engine, target: Ref, scope: Scope
     meta = {"sid": full[20], "cwd": full[18], "event": {
         "ref": ref(full[12], full[2]), "sessionId": full[12], "entryId": full[2],
         "parentId": full[3], "entryType": full[4], "role": full[5], "timestamp": full[7],
-        "cwd": full[18], "sessionName": full[19], "branchState": full[9],
+        "cwd": full[18], "sessionName": scope.session_name(conn, full[12], full[19]),
+        "branchState": full[9],
         "contextRole": full[16], "selectionState": full[17]}}
     return row, _read_back(full[13], full[11], full[14], full[15]), meta
 

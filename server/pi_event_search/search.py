@@ -131,6 +131,8 @@ def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope,
     rows = rows[:limit]
     texts = snippets(conn, parsed.match, [r[-3] for r in rows])
     hits = [hit_from_row(r[:-4], r[-4], r[-2], r[-1], texts[r[-3]]) for r in rows]
+    for hit in hits:
+        hit["sessionName"] = scope.session_name(conn, hit["sessionId"], hit["sessionName"])
     return Page(hits, _encode_cursor(key, gen, offset + limit) if more else None)
 
 
