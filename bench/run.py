@@ -1,0 +1,563 @@
+"""Benchmarks of pi-event-search: engine and running language server, against ripgrep.
+
+    .venv/bin/python bench/run.py --sizes 100M,1G      # prints a table, writes JSON
+
+For each size: generate (or reuse) a seeded corpus under bench/out/, cold-index it with the CLI in a
+subprocess (wall time, peak RSS of that process, index size), start the server on it
+(start-to-first-answer), check recall of every planted needle (and that torn lines, and sessions
+outside the roots, never answer), time a fixed query mix, reads and traces through the server, time
+append-to-searchable through the watcher on a 1 MB and a large live session, time the cost of one
+append in-process, and run ripgrep over the same files with the same queries.
+
+Nothing here is part of the test suite; no test asserts timings. Results: bench/out/<label>.json
+per size, the combined summary at --results (default bench/results/latest.json), a plot with
+--plot. Corpora are deleted at the end unless --keep-corpus.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import platform
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from corpus import generate, iso, parse_size  # noqa: E402
+from lspclient import LspClient, RpcError  # noqa: E402
+
+VENV_BIN = Path(sys.executable).parent
+CLI = str(VENV_BIN / "pi-event-search")
+
+# The fixed query mix. Words come from the generator's vocabulary (dev words are the most frequent).
+QUERY_MIX: dict[str, list[dict[str, Any]]] = {
+    "common": [{"query": "error"}, {"query": "function"}, {"query": "const"}],
+    "two_terms": [{"query": "websocket reconnect"}, {"query": "cache timeout"},
+                  {"query": "database migration"}],
+    "phrase": [{"query": '"connection refused"'}, {"query": '"no such file or directory"'},
+               {"query": '"cannot read properties"'}],
+    "filter": [{"query": "error", "filters": {"tool": ["bash"], "kind": ["tool.result"]}},
+               {"query": "timeout", "filters": {"tool": ["read"], "kind": ["tool.result"]}}],
+    "prefix": [{"query": "recon", "prefixLast": True}, {"query": "webso", "prefixLast": True},
+               {"query": "migra", "prefixLast": True}],
+}
+
+TARGETS = {
+    "index_mb_s": 80.0, "peak_rss_mb": 250.0, "index_ratio": 0.6, "append_p95_ms": 100.0,
+    "query_p95_ms": 10.0, "query_p99_ms": 25.0, "rg_speedup_class": 2.0,
+    "rg_speedup_median": 50.0, "read_p95_ms": 5.0, "start_ms": 500.0,
+}
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    k = (len(s) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def dist(values: list[float]) -> dict[str, Any]:
+    return {"n": len(values), "p50": pct(values, 0.5), "p95": pct(values, 0.95),
+            "p99": pct(values, 0.99), "max": max(values) if values else float("nan")}
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, label: str, size: int) -> None:
+        self.args = args
+        self.label = label
+        self.size = size
+        self.dir = (Path(args.out) / f"corpus-{label}").resolve()
+        self.index = (Path(args.out) / f"index-{label}.sqlite3").resolve()
+        self.res: dict[str, Any] = {"label": label, "requested_bytes": size}
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["PI_CODING_AGENT_DIR"] = self.m["agent_dir"]
+        env["PI_EVENT_SEARCH_INDEX"] = str(self.index)
+        env["XDG_CACHE_HOME"] = str(self.dir / "cache")
+        return env
+
+    # -- corpus ------------------------------------------------------------------------------
+    def corpus(self) -> None:
+        t0 = time.perf_counter()
+        self.m = generate(self.dir, self.size, self.args.seed)
+        files = list(Path(self.m["sessions_dir"]).glob("*/*.jsonl"))
+        self.files = [str(f) for f in files]
+        src = sum(f.stat().st_size for f in files)
+        st = self.m["stats"]
+        self.res["corpus"] = {
+            "bytes": src, "files": len(files), "sessions": st["sessions"],
+            "entries": st["lines"], "projects": self.m["projects"], "v1_files": st["v1"],
+            "forks": st["forks"], "torn_lines": st["torn"], "compactions": st["compactions"],
+            "rewinds": st["rewinds"], "branch_summaries": st["branch_summaries"],
+            "needles": len(self.m["needles"]), "generate_s": round(time.perf_counter() - t0, 1),
+            "live": [{"label": x["label"], "bytes": x["bytes"]} for x in self.m["live"]],
+        }
+        log(f"{self.label}: corpus {src / 1e6:.0f} MB, {len(files)} files, {st['lines']} entries")
+
+    # -- cold index ----------------------------------------------------------------------------
+    def cold_index(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(self.index) + suffix).unlink(missing_ok=True)
+        src = self.res["corpus"]["bytes"]
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([CLI, "index"], env=self.env(), stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out = proc.stdout.read().decode() if proc.stdout else ""
+        if proc.returncode != 0:
+            raise RuntimeError(f"index failed ({proc.returncode}): {out}")
+        idx = sum(Path(str(self.index) + s).stat().st_size for s in ("", "-wal", "-shm")
+                  if Path(str(self.index) + s).exists())
+        entries = self.res["corpus"]["entries"]
+        self.res["cold_index"] = {
+            "seconds": round(wall, 2), "mb_per_s": round(src / 1e6 / wall, 1),
+            "entries_per_s": round(entries / wall), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+            "user_s": round(usage.ru_utime, 1), "sys_s": round(usage.ru_stime, 1),
+            "index_bytes": idx, "index_ratio": round(idx / src, 3), "cli_output": out.strip(),
+        }
+        log(f"{self.label}: cold index {wall:.1f}s = {src / 1e6 / wall:.1f} MB/s, "
+            f"rss {usage.ru_maxrss / 1024:.0f} MB, index {idx / src:.2f}x")
+
+    # -- server ----------------------------------------------------------------------------------
+    def server(self) -> LspClient:
+        return LspClient([CLI, "serve"], self.env(), cwd=str(self.dir))
+
+    def start_latency(self) -> None:
+        times = []
+        for _ in range(self.args.starts):
+            t0 = time.perf_counter()
+            c = self.server()
+            c.initialize(self.m["roots"], {"watch": False})
+            while True:
+                try:
+                    c.request("piEvents/search", {"query": "error", "limit": 20})
+                    break
+                except RpcError as exc:
+                    if exc.error.get("code") != -32004 or time.perf_counter() - t0 > 60:
+                        raise
+                    time.sleep(0.005)
+            times.append((time.perf_counter() - t0) * 1000)
+            c.close()
+        self.res["server_start_ms"] = dist(times)
+        log(f"{self.label}: server start to first answer p50 {pct(times, .5):.0f} ms")
+
+    def search(self, c: LspClient, q: dict[str, Any], limit: int = 20) -> tuple[float, list[Any]]:
+        params = {"limit": limit, **q}
+        t0 = time.perf_counter()
+        r = c.request("piEvents/search", params)
+        return (time.perf_counter() - t0) * 1000, r["hits"]
+
+    def recall(self, c: LspClient) -> list[str]:
+        found = kind_ok = 0
+        missing: list[dict[str, Any]] = []
+        refs: list[str] = []
+        leaks: list[str] = []
+        by_kind: dict[str, list[int]] = {}
+        mid = [0, 0]
+        for n in self.m["needles"]:
+            _, hits = self.search(c, {"query": n["token"]}, limit=50)
+            if n["kind"] == "mid":
+                mid[1] += 1
+                mid[0] += int(bool(hits))
+                continue
+            if not n["visible"]:
+                if hits:
+                    leaks.append(n["token"])
+                continue
+            match = [h for h in hits
+                     if h["sessionId"] == n["sessionId"] and h["entryId"] == n["entryId"]]
+            stats = by_kind.setdefault(n["kind"], [0, 0])
+            stats[1] += 1
+            if match:
+                found += 1
+                stats[0] += 1
+                kind_ok += int(match[0]["kind"] == n["kind"])
+                refs.append(match[0]["ref"])
+            else:
+                missing.append({"token": n["token"], "kind": n["kind"], "hits": len(hits)})
+        torn_hits = 0
+        for t in self.m["torn"]:
+            _, hits = self.search(c, {"query": t["token"]})
+            torn_hits += len(hits)
+        rare_total = rare_found = 0
+        for word, expected in self.m["rare"].items():
+            _, hits = self.search(c, {"query": word}, limit=200)
+            got = {(h["sessionId"], h["entryId"]) for h in hits}
+            rare_total += len(expected)
+            rare_found += sum(1 for s, e in expected if (s, e) in got)
+        visible = sum(v[1] for v in by_kind.values())
+        self.res["recall"] = {
+            "needles": visible, "found": found, "recall": round(found / max(visible, 1), 4),
+            "kind_correct": kind_ok, "by_kind": {k: f"{v[0]}/{v[1]}" for k, v in by_kind.items()},
+            "missing": missing[:20], "rare_found": f"{rare_found}/{rare_total}",
+            "torn_tokens": len(self.m["torn"]), "torn_hits": torn_hits,
+            "outside_roots_tokens": sum(1 for n in self.m["needles"] if not n["visible"]),
+            "outside_roots_hits": len(leaks),
+            "omitted_middle_found": f"{mid[0]}/{mid[1]}",
+        }
+        log(f"{self.label}: recall {found}/{visible}, torn hits {torn_hits}, leaks {len(leaks)}, "
+            f"omitted-middle {mid[0]}/{mid[1]}")
+        return refs
+
+    def query_mix(self, c: LspClient) -> None:
+        mix = dict(QUERY_MIX)
+        mix["rare"] = [{"query": w} for w in list(self.m["rare"])[:5]]
+        out: dict[str, Any] = {}
+        n = self.args.queries
+        for cls, variants in mix.items():
+            for q in variants:  # warm-up
+                self.search(c, q)
+            times: list[float] = []
+            hits: list[int] = []
+            for i in range(n):
+                ms, h = self.search(c, variants[i % len(variants)])
+                times.append(ms)
+                hits.append(len(h))
+            out[cls] = {**dist(times), "mean_hits": round(statistics.mean(hits), 1),
+                        "queries": [q["query"] for q in variants]}
+            log(f"{self.label}: query {cls}: p50 {out[cls]['p50']:.1f} p95 {out[cls]['p95']:.1f} "
+                f"p99 {out[cls]['p99']:.1f} ms")
+        self.res["queries"] = out
+        self.mix = mix
+
+    def read_trace(self, c: LspClient, refs: list[str]) -> None:
+        rng = random.Random(1)
+        sample = [rng.choice(refs) for _ in range(self.args.reads)] if refs else []
+        reads: list[float] = []
+        traces: list[float] = []
+        for r in sample:
+            t0 = time.perf_counter()
+            c.request("piEvents/read", {"ref": r})
+            reads.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            c.request("piEvents/trace", {"ref": r})
+            traces.append((time.perf_counter() - t0) * 1000)
+        self.res["read_ms"] = dist(reads)
+        self.res["trace_ms"] = dist(traces)
+        log(f"{self.label}: read p95 {pct(reads, .95):.1f} ms, trace p95 {pct(traces, .95):.1f} ms")
+
+    def incremental(self, c: LspClient) -> None:
+        rng = random.Random(2)
+        out: dict[str, Any] = {}
+        lat: dict[str, list[float]] = {x["label"]: [] for x in self.m["live"]}
+        timeouts = {x["label"]: 0 for x in self.m["live"]}
+        state = {x["label"]: dict(x) for x in self.m["live"]}
+        for i in range(self.args.appends):
+            for label, live in state.items():
+                token = f"liveapp{label}{i:05d}z{rng.getrandbits(24):06x}"
+                eid = f"{rng.getrandbits(32):08x}"
+                live["clock"] += 1500
+                text = " ".join(["output line of the live session"] * 40) + f" {token} done"
+                entry = {"type": "message", "id": eid, "parentId": live["leaf"],
+                         "timestamp": iso(live["clock"]),
+                         "message": {"role": "toolResult", "toolCallId": f"toolu_{eid}",
+                                     "toolName": "bash", "content": [{"type": "text",
+                                                                      "text": text}],
+                                     "isError": False, "timestamp": live["clock"]}}
+                line = orjson.dumps(entry) + b"\n"
+                t0 = time.perf_counter()
+                with open(live["path"], "ab") as fh:
+                    fh.write(line)
+                live["leaf"] = eid
+                while True:
+                    r = c.request("piEvents/search", {"query": token, "limit": 1})
+                    now = time.perf_counter()
+                    if r["hits"]:
+                        lat[label].append((now - t0) * 1000)
+                        break
+                    if now - t0 > 15:
+                        timeouts[label] += 1
+                        lat[label].append(15_000.0)
+                        break
+                    time.sleep(0.002)
+                time.sleep(0.03)
+        for x in self.m["live"]:
+            out[x["label"]] = {"file_mb": round(Path(x["path"]).stat().st_size / 1e6, 1),
+                               **dist(lat[x["label"]]), "timeouts": timeouts[x["label"]]}
+            log(f"{self.label}: append->searchable {x['label']} ({out[x['label']]['file_mb']} MB)"
+                f": p50 {out[x['label']]['p50']:.0f} p95 {out[x['label']]['p95']:.0f} ms")
+        self.res["append_to_searchable_ms"] = out
+        self.live_state = state
+
+    def server_phase(self) -> None:
+        self.start_latency()
+        c = self.server()
+        try:
+            c.initialize(self.m["roots"], {"watch": True})
+            c.wait_notification("piEvents/indexChanged", timeout=3600)
+            time.sleep(1.0)  # the watcher starts after the first pass
+            refs = self.recall(c)
+            self.query_mix(c)
+            self.read_trace(c, refs)
+            self.incremental(c)
+            try:
+                hwm = [ln for ln in Path(f"/proc/{c.proc.pid}/status").read_text().splitlines()
+                       if ln.startswith("VmHWM")]
+                self.res["server_peak_rss_mb"] = round(int(hwm[0].split()[1]) / 1024, 1)
+            except (OSError, IndexError):
+                pass
+        finally:
+            c.close()
+
+    # -- in-process: engine-only query time and the cost of one append --------------------------
+    def in_process(self) -> None:
+        os.environ["PI_CODING_AGENT_DIR"] = self.m["agent_dir"]
+        from pi_event_search.authz import Scope
+        from pi_event_search.discovery import Observation
+        from pi_event_search.engine import Engine
+        from pi_event_search.ingest import apply_file
+        from pi_event_search.search import Filters
+
+        engine = Engine.open(self.index, [])
+        scope = Scope.of(self.m["roots"])
+        eng: dict[str, Any] = {}
+        for cls, variants in self.mix.items():
+            times = []
+            for i in range(max(len(variants), self.args.queries // 2)):
+                q = variants[i % len(variants)]
+                f = q.get("filters", {})
+                t0 = time.perf_counter()
+                engine.search(q["query"], Filters(kinds=f.get("kind", []), tools=f.get("tool", [])),
+                              scope, limit=20, prefix_last=q.get("prefixLast", False))
+                times.append((time.perf_counter() - t0) * 1000)
+            eng[cls] = dist(times)
+        self.res["engine_query_ms"] = eng
+        costs: dict[str, Any] = {}
+        t0 = time.perf_counter()
+        engine.refresh()
+        noop = [(time.perf_counter() - t0) * 1000]
+        for _ in range(4):
+            t0 = time.perf_counter()
+            engine.refresh()
+            noop.append((time.perf_counter() - t0) * 1000)
+        costs["refresh_no_change_ms"] = dist(noop)
+        rng = random.Random(3)
+        for label, live in self.live_state.items():
+            full: list[float] = []
+            apply: list[float] = []
+            for i in range(self.args.append_costs):
+                for mode in ("refresh", "apply"):
+                    eid = f"{rng.getrandbits(32):08x}"
+                    live["clock"] += 1500
+                    entry = {"type": "message", "id": eid, "parentId": live["leaf"],
+                             "timestamp": iso(live["clock"]),
+                             "message": {"role": "user", "content": [
+                                 {"type": "text", "text": f"one more append {i} {mode}"}],
+                                 "timestamp": live["clock"]}}
+                    with open(live["path"], "ab") as fh:
+                        fh.write(orjson.dumps(entry) + b"\n")
+                    live["leaf"] = eid
+                    if mode == "refresh":
+                        t0 = time.perf_counter()
+                        engine.refresh()
+                        full.append((time.perf_counter() - t0) * 1000)
+                    else:
+                        st = os.stat(live["path"])
+                        obs = Observation(live["path"], self.m["sessions_dir"], True, st.st_dev,
+                                          st.st_ino, st.st_size, st.st_mtime_ns)
+                        t0 = time.perf_counter()
+                        apply_file(engine.conn, obs, live["sessionId"])
+                        apply.append((time.perf_counter() - t0) * 1000)
+            costs[label] = {"file_mb": round(Path(live["path"]).stat().st_size / 1e6, 1),
+                            "refresh_ms": dist(full), "apply_file_ms": dist(apply)}
+        engine.close()
+        self.res["append_cost"] = costs
+        log(f"{self.label}: append cost: " + ", ".join(
+            f"{k}: refresh p50 {v['refresh_ms']['p50']:.0f} ms, apply {v['apply_file_ms']['p50']:.0f}"
+            " ms" for k, v in costs.items() if k != "refresh_no_change_ms")
+            + f"; no-change refresh {costs['refresh_no_change_ms']['p50']:.0f} ms")
+
+    # -- ripgrep ---------------------------------------------------------------------------------
+    def ripgrep(self) -> None:
+        rg = shutil.which("rg")
+        if rg is None:
+            log("ripgrep missing: apt-get install -y ripgrep")
+            subprocess.run(["apt-get", "install", "-y", "-qq", "ripgrep"], check=False,
+                           capture_output=True)
+            rg = shutil.which("rg")
+        if rg is None:
+            self.res["ripgrep"] = {"error": "rg not installed"}
+            return
+        version = subprocess.run([rg, "--version"], capture_output=True, text=True).stdout
+        out: dict[str, Any] = {"version": version.splitlines()[0], "classes": {}}
+        root = self.m["sessions_dir"]
+        for cls, variants in self.mix.items():
+            per_query = []
+            for q in variants:
+                argv = [rg, "-c", "-i", "--no-messages", "-e", rg_pattern(q), root]
+                subprocess.run(argv, stdout=subprocess.DEVNULL)  # warm cache
+                times = []
+                for _ in range(self.args.rg_runs):
+                    t0 = time.perf_counter()
+                    subprocess.run(argv, stdout=subprocess.DEVNULL)
+                    times.append((time.perf_counter() - t0) * 1000)
+                per_query.append(statistics.median(times))
+            ours = self.res["queries"][cls]
+            med = statistics.median(per_query)
+            out["classes"][cls] = {"rg_ms": round(med, 1), "rg_per_query_ms": per_query,
+                                   "speedup_p50": round(med / ours["p50"], 1),
+                                   "speedup_p95": round(med / ours["p95"], 1)}
+            log(f"{self.label}: rg {cls}: {med:.0f} ms -> x{med / ours['p50']:.0f} at our p50")
+        ratios = [v["speedup_p50"] for v in out["classes"].values()]
+        out["median_speedup"] = round(statistics.median(ratios), 1)
+        self.res["ripgrep"] = out
+
+    def run(self) -> dict[str, Any]:
+        self.corpus()
+        self.cold_index()
+        self.server_phase()
+        self.in_process()
+        self.ripgrep()
+        self.res["targets"] = evaluate(self.res)
+        return self.res
+
+
+def rg_pattern(q: dict[str, Any]) -> str:
+    """The same query for ripgrep: all terms on one line, words, case-insensitive (-i)."""
+    text = q["query"]
+    if text.startswith('"'):
+        words = text.strip('"').split()
+        return r"\b" + r"\W+".join(words) + r"\b"
+    words = text.split()
+    if q.get("prefixLast"):
+        return r"\b" + words[0]
+    pats = [r"\b" + w + r"\b" for w in words]
+    f = q.get("filters", {})
+    if f.get("tool"):
+        pats.append(f'"toolName":"{f["tool"][0]}"')
+    if len(pats) == 1:
+        return pats[0]
+    if len(pats) == 2:
+        a, b = pats
+        return f"{a}.*{b}|{b}.*{a}"
+    raise ValueError(text)
+
+
+def evaluate(r: dict[str, Any]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+
+    def add(name: str, value: float, target: float, higher: bool, unit: str) -> None:
+        ok = value >= target if higher else value <= target
+        rows.append({"metric": name, "value": round(value, 3), "target": target,
+                     "op": ">=" if higher else "<=", "unit": unit, "met": bool(ok)})
+
+    ci = r["cold_index"]
+    add("cold index throughput", ci["mb_per_s"], TARGETS["index_mb_s"], True, "MB/s")
+    add("cold index peak RSS", ci["peak_rss_mb"], TARGETS["peak_rss_mb"], False, "MB")
+    add("index size / source", ci["index_ratio"], TARGETS["index_ratio"], False, "x")
+    for label, v in r["append_to_searchable_ms"].items():
+        add(f"append->searchable p95 ({label}, {v['file_mb']} MB)", v["p95"],
+            TARGETS["append_p95_ms"], False, "ms")
+    for cls, v in r["queries"].items():
+        add(f"query p95 {cls}", v["p95"], TARGETS["query_p95_ms"], False, "ms")
+        add(f"query p99 {cls}", v["p99"], TARGETS["query_p99_ms"], False, "ms")
+    rg = r.get("ripgrep", {})
+    for cls, v in rg.get("classes", {}).items():
+        add(f"speed-up vs rg {cls} (p50)", v["speedup_p50"], TARGETS["rg_speedup_class"], True, "x")
+    if "median_speedup" in rg:
+        add("median speed-up vs rg", rg["median_speedup"], TARGETS["rg_speedup_median"], True, "x")
+    add("read p95", r["read_ms"]["p95"], TARGETS["read_p95_ms"], False, "ms")
+    add("server start to first answer (p50)", r["server_start_ms"]["p50"], TARGETS["start_ms"],
+        False, "ms")
+    rc = r["recall"]
+    add("recall of planted needles", rc["recall"], 1.0, True, "")
+    add("hits from torn lines", rc["torn_hits"], 0, False, "")
+    add("hits outside the roots", rc["outside_roots_hits"], 0, False, "")
+    return rows
+
+
+def machine() -> dict[str, Any]:
+    cpu = ""
+    try:
+        for ln in Path("/proc/cpuinfo").read_text().splitlines():
+            if ln.startswith("model name"):
+                cpu = ln.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    with contextlib.suppress(OSError, IndexError):
+        mem = Path("/proc/meminfo").read_text().splitlines()[0].split(":", 1)[1].strip()
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    return {"cores": os.cpu_count(), "cpu": cpu, "memory": mem, "python": platform.python_version(),
+            "sqlite": sqlite3.sqlite_version, "platform": platform.platform(), "commit": commit,
+            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def table(res: dict[str, Any]) -> str:
+    lines = [f"### {res['label']}: {res['corpus']['bytes'] / 1e6:.0f} MB, "
+             f"{res['corpus']['files']} files, {res['corpus']['entries']} entries "
+             f"({res['machine']['cores']} cores)", "",
+             "| metric | value | target | met |", "|---|---:|---:|:---:|"]
+    for row in res["targets"]:
+        v = row["value"]
+        val = f"{v:.1f}" if isinstance(v, float) and row["unit"] != "" else f"{v}"
+        lines.append(f"| {row['metric']} | {val} {row['unit']} | {row['op']} {row['target']} "
+                     f"{row['unit']} | {'yes' if row['met'] else '**no**'} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--sizes", default="100M,1G", help="comma-separated corpus sizes (100M,1G,5G)")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--out", default=str(HERE / "out"))
+    ap.add_argument("--results", default=str(HERE / "results" / "latest.json"))
+    ap.add_argument("--plot", default=None, help="write a PNG plot here (installs matplotlib)")
+    ap.add_argument("--queries", type=int, default=200, help="timed queries per class")
+    ap.add_argument("--appends", type=int, default=200, help="appends per live session")
+    ap.add_argument("--append-costs", type=int, default=10)
+    ap.add_argument("--reads", type=int, default=200)
+    ap.add_argument("--starts", type=int, default=5)
+    ap.add_argument("--rg-runs", type=int, default=3)
+    ap.add_argument("--keep-corpus", action="store_true")
+    args = ap.parse_args()
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    info = machine()
+    summary: dict[str, Any] = {"machine": info, "targets": TARGETS, "runs": []}
+    for label in args.sizes.split(","):
+        b = Bench(args, label, parse_size(label))
+        try:
+            res = b.run()
+        finally:
+            if not args.keep_corpus:
+                shutil.rmtree(b.dir, ignore_errors=True)
+                for s in ("", "-wal", "-shm"):
+                    Path(str(b.index) + s).unlink(missing_ok=True)
+        res["machine"] = info
+        (Path(args.out) / f"{label}.json").write_bytes(orjson.dumps(res, option=orjson.OPT_INDENT_2))
+        summary["runs"].append(res)
+        Path(args.results).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.results).write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
+        print(table(res) + "\n", flush=True)
+    if args.plot:
+        from plot import plot
+
+        plot(summary, Path(args.plot))
+
+
+if __name__ == "__main__":
+    main()
