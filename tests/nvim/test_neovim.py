@@ -247,6 +247,9 @@ def test_units(world: World) -> None:
     assert "  read     /w/src/ws.ts [derived]" in trace
     assert {"pi_events", "pi_events.setup()", ":PiEvents", ":Telescope-pi_events",
             "pi_events-opt-session_dirs", "g:pi_events"} <= set(out["help_tags"])
+    assert out["compiled"] and all(v is True for v in out["compiled"].values()), out["compiled"]
+    assert len(out["compiled"]) == len(list(PLUGIN.rglob("*.lua")))
+    assert all(v is True for v in out["loaded"].values()), out["loaded"]
     assert out["completion"] == ["open", "read", "reindex", "restart", "search", "status", "trace"]
 
 
@@ -363,6 +366,7 @@ def test_select_fallback_without_telescope(world: World, server_cmd: list[str]) 
 @needs_nvim
 def test_status_and_reindex(world: World, server_cmd: list[str]) -> None:
     out = ok(run_script("status", world, server_cmd))
+    assert out["early_notifications"] == []
     lines = out["status"]["lines"]
     assert lines[0] == "# pi-event-search status"
     assert "sessions:   1" in lines  # the other project's session is not counted

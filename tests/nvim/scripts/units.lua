@@ -53,6 +53,7 @@ H.run(function()
   -- finder against a fake client ---------------------------------------------------------------
   local sent, cancelled, handlers = {}, {}, {}
   local fake = {
+    initialized = true,
     request = function(self, method, params, handler)
       table.insert(sent, { method = method, params = params })
       handlers[#sent] = handler
@@ -109,6 +110,17 @@ H.run(function()
   handlers[#sent]({ code = -32003, message = "Query too long: 5000" }, nil)
   H.put("finder_errors", errors)
 
+  -- requests wait for a starting server
+  fake.initialized = false
+  local n0 = #sent
+  require("pi_events.client").request("piEvents/status", {}, function() end, fake)
+  vim.wait(100)
+  local held = #sent == n0
+  fake.initialized = true
+  H.check("request held until initialized, then sent", held and H.wait(function()
+    return #sent == n0 + 1 and sent[#sent].method == "piEvents/status"
+  end, 1000), { held = held, sent = #sent - n0 })
+
   -- rendering -----------------------------------------------------------------------------------
   local read = render.read({
     event = { ref = "pi-event:S/E", sessionId = "S", entryId = "E", entryType = "message",
@@ -149,6 +161,20 @@ H.run(function()
   H.put("help_tags", vim.tbl_map(function(l)
     return vim.split(l, "\t")[1]
   end, vim.fn.readfile(docdir .. "/tags")))
+
+  -- every module compiles; all but the telescope extension load without telescope
+  local compiled, loaded = {}, {}
+  for _, file in ipairs(vim.fn.globpath(H.case.plugin_dir, "**/*.lua", false, true)) do
+    local chunk, err = loadfile(file)
+    compiled[file:sub(#H.case.plugin_dir + 2)] = chunk ~= nil or err
+  end
+  for _, mod in ipairs({ "pi_events", "pi_events.client", "pi_events.select", "pi_events.picker",
+    "pi_events.health" }) do
+    local ok_mod, err = pcall(require, mod)
+    loaded[mod] = ok_mod or err
+  end
+  H.put("compiled", compiled)
+  H.put("loaded", loaded)
 
   -- :PiEvents completion
   H.put("completion", vim.fn.getcompletion("PiEvents ", "cmdline"))

@@ -70,6 +70,10 @@ function M.call(client, method, ...)
   return client[method](...)
 end
 
+--- Commands already reported missing (once each, not on every buffer).
+---@type table<string, true>
+local missing_reported = {}
+
 --- Start (or reuse) the client for `root` and attach it to `bufnr` when given.
 ---@param root string
 ---@param bufnr integer|nil  buffer to attach; nil starts the client without attaching
@@ -77,7 +81,11 @@ end
 function M.ensure(root, bufnr)
   local cfg = config.options
   if vim.fn.executable(cfg.cmd[1]) ~= 1 then
-    vim.notify(("pi_events: server command not found: %s"):format(cfg.cmd[1]), vim.log.levels.ERROR)
+    if not missing_reported[cfg.cmd[1]] then
+      missing_reported[cfg.cmd[1]] = true
+      vim.notify(("pi_events: server command not found: %s (see :checkhealth pi_events)"):format(
+        cfg.cmd[1]), vim.log.levels.ERROR)
+    end
     return nil
   end
   local existing = M.get(root)
@@ -159,6 +167,51 @@ end
 
 ---@alias pi_events.Handler fun(err: table|nil, result: any)
 
+--- Run `send` once the client finished `initialize` (the server answers nothing useful before).
+--- Returns a cancel function like M.request's.
+---@param client vim.lsp.Client
+---@param send fun(): fun(): boolean  sends the request, returns its cancel function
+---@param handler pi_events.Handler   gets the error when the server never initializes
+---@return fun(): boolean cancel
+function M.after_init(client, send, handler)
+  local timer = assert(vim.uv.new_timer())
+  local cancelled, waited = false, 0
+  local inner = function()
+    return false
+  end
+  timer:start(20, 20, vim.schedule_wrap(function()
+    waited = waited + 20
+    if cancelled or timer:is_closing() then
+      return
+    end
+    local stopped = client.is_stopped and M.call(client, "is_stopped")
+    if client.initialized or stopped or waited >= M.init_timeout then
+      timer:stop()
+      timer:close()
+      if client.initialized then
+        inner = send()
+      else
+        handler({ code = -32099, message = "pi-event-search server did not start (see :LspLog)" }, nil)
+      end
+    end
+  end))
+  return function()
+    if cancelled then
+      return false
+    end
+    cancelled = true
+    if not timer:is_closing() then
+      timer:stop()
+      timer:close()
+      return true
+    end
+    return inner()
+  end
+end
+
+--- Milliseconds requests wait for a starting server.
+M.init_timeout = 20000
+
 --- Send a request; returns a cancel function (a no-op once answered).
 ---@param method string
 ---@param params table
@@ -172,6 +225,11 @@ function M.request(method, params, handler, client)
     return function()
       return false
     end
+  end
+  if not client.initialized then
+    return M.after_init(client, function()
+      return M.request(method, params, handler, client)
+    end, handler)
   end
   local done = false
   local ok, id = M.call(client, "request", method, params, function(err, result)
