@@ -435,23 +435,27 @@ class Bench:
 
 
 def rg_pattern(q: dict[str, Any]) -> str:
-    """The same query for ripgrep: all terms on one line, words, case-insensitive (-i)."""
+    """The same query for ripgrep (run with -i): all terms on one line, as words.
+
+    Word boundaries are ASCII (`(?-u:\\b)`): ripgrep's Unicode `\\b` is 10-40x slower here, and
+    the corpus is ASCII, so this gives ripgrep its best time for the same matches.
+    """
+    b = "(?-u:\\b)"
     text = q["query"]
     if text.startswith('"'):
-        words = text.strip('"').split()
-        return r"\b" + r"\W+".join(words) + r"\b"
+        return b + "(?-u:\\W)+".join(text.strip('"').split()) + b
     words = text.split()
     if q.get("prefixLast"):
-        return r"\b" + words[0]
-    pats = [r"\b" + w + r"\b" for w in words]
+        return b + words[0]
+    pats = [b + w + b for w in words]
     f = q.get("filters", {})
     if f.get("tool"):
         pats.append(f'"toolName":"{f["tool"][0]}"')
     if len(pats) == 1:
         return pats[0]
     if len(pats) == 2:
-        a, b = pats
-        return f"{a}.*{b}|{b}.*{a}"
+        x, y = pats
+        return f"{x}.*{y}|{y}.*{x}"
     raise ValueError(text)
 
 
