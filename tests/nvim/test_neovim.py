@@ -283,7 +283,11 @@ def test_hover_and_definition_on_a_reference(world: World, server_cmd: list[str]
     assert any("TypeError" in line for line in out["float_lines"])
     assert out["gd_mapping"].startswith("pi_events")
     assert out["gd_buffer"] == f["session_path"] and out["gd_line"] == f["lines"]["r2"]
+    assert out["back_buffer"] == f["notes"]
     assert out["gd_plain_buffer"] == f["notes"]
+    assert out["invisible_gd"]["buffer"] == f["notes"]
+    assert [n["msg"] for n in out["invisible_gd"]["notes"]] == [
+        "pi_events: no visible event for this reference"]
     assert out["invisible_hover"] == "none" and out["invisible_definition"] == "none"
 
 

@@ -48,6 +48,9 @@ H.run(function()
   end, 10000), vim.api.nvim_buf_get_name(0))
   H.put("gd_buffer", vim.api.nvim_buf_get_name(0))
   H.put("gd_line", vim.api.nvim_win_get_cursor(0)[1])
+  -- CTRL-O comes back to the note
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<C-o>", true, false, true), "x", false)
+  H.put("back_buffer", vim.api.nvim_buf_get_name(0))
 
   -- gd off a reference falls back to the built-in gd (no jump to another file).
   vim.cmd.edit(F.notes)
@@ -68,4 +71,10 @@ H.run(function()
   end
   H.put("invisible_hover", result_of(inv_hover))
   H.put("invisible_definition", result_of(inv_def))
+  H.result.notifications = {}
+  vim.api.nvim_feedkeys("gd", "x", false)
+  H.wait(function()
+    return #H.result.notifications > 0
+  end, 5000)
+  H.put("invisible_gd", { buffer = vim.api.nvim_buf_get_name(0), notes = H.result.notifications })
 end)

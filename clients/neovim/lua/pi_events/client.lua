@@ -217,8 +217,9 @@ M.init_timeout = 20000
 ---@param params table
 ---@param handler pi_events.Handler
 ---@param client vim.lsp.Client|nil  default: the current buffer's client
+---@param bufnr integer|nil  buffer whose pending changes are sent first (position requests)
 ---@return fun(): boolean cancel  true when it cancelled a request still in flight
-function M.request(method, params, handler, client)
+function M.request(method, params, handler, client, bufnr)
   client = client or M.current()
   if not client then
     handler({ code = -32099, message = "pi-event-search server is not running" }, nil)
@@ -228,14 +229,14 @@ function M.request(method, params, handler, client)
   end
   if not client.initialized then
     return M.after_init(client, function()
-      return M.request(method, params, handler, client)
+      return M.request(method, params, handler, client, bufnr)
     end, handler)
   end
   local done = false
   local ok, id = M.call(client, "request", method, params, function(err, result)
     done = true
     handler(err, result)
-  end)
+  end, bufnr)
   if not ok then
     handler({ code = -32099, message = "pi-event-search server is not running" }, nil)
     return function()

@@ -23,8 +23,31 @@ local function failed(err)
   return false
 end
 
+--- Jump to the definition the server gives for the position under the cursor (a `pi-event:`
+--- reference -> its JSONL line). Asks this plugin's client only.
+---@param bufnr integer
+function M.definition(bufnr)
+  local c = vim.lsp.get_clients({ bufnr = bufnr, name = client.name })[1]
+  if not c then
+    return vim.lsp.buf.definition()
+  end
+  local params = vim.lsp.util.make_position_params(0, c.offset_encoding)
+  client.request("textDocument/definition", params, function(err, result)
+    if failed(err) then
+      return
+    end
+    local loc = (type(result) == "table" and vim.islist(result)) and result[1] or result
+    if type(loc) ~= "table" then
+      vim.notify("pi_events: no visible event for this reference", vim.log.levels.INFO)
+      return
+    end
+    vim.cmd("normal! m'")
+    vim.lsp.util.show_document(loc, c.offset_encoding, { focus = true })
+  end, c, bufnr)
+end
+
 --- Buffer-local `gd` that jumps to the event's JSONL line on a reference, else does what `gd`
---- did before.
+--- does built in.
 ---@param bufnr integer
 local function map_definition(bufnr)
   local lhs = config.options.keymaps.definition
@@ -33,7 +56,7 @@ local function map_definition(bufnr)
   end
   vim.keymap.set("n", lhs, function()
     if refs.under_cursor() then
-      vim.lsp.buf.definition()
+      M.definition(bufnr)
     else
       vim.cmd("normal! " .. vim.api.nvim_replace_termcodes(lhs, true, false, true))
     end
