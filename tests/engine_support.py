@@ -26,7 +26,8 @@ def snapshot(e: Engine) -> list[tuple[Any, ...]]:
     rows = conn.execute(
         "SELECT s.session_id, e.entry_id, e.parent_id, e.seq, e.line, e.byte_off, e.entry_type, "
         "e.role, e.tool_name, e.is_error, e.branch_state, e.selection_state, e.context_role, "
-        "(SELECT group_concat(f.frag || '=' || f.text, '|') FROM fragments f WHERE f.eid = e.eid) "
+        "(SELECT group_concat(f.frag || '=' || fragment_text(f.text), '|') FROM fragments f "
+        "WHERE f.eid = e.eid) "
         "FROM events e JOIN sessions s ON s.sid = e.sid ORDER BY s.session_id, e.seq").fetchall()
     fts = conn.execute("SELECT count(*) FROM fragments").fetchone()
     conn.execute("INSERT INTO fts(fts) VALUES ('integrity-check')")  # raises if FTS is corrupt

@@ -113,7 +113,7 @@ def test_oversized_fragment_keeps_head_and_tail(pi_home):
         assert hits(e, word), word
     assert not hits(e, "middle"), "the omitted middle is not indexed"
     assert not hits(e, '"headend tailstart"'), "no phrase across the omission marker"
-    stored = e.conn.execute("SELECT length(text) FROM fragments WHERE kind = 'tool.result'")
+    stored = e.conn.execute("SELECT length(fragment_text(text)) FROM fragments WHERE kind = 'tool.result'")
     assert stored.fetchone()[0] < HEAD_CHARS + TAIL_CHARS + 200
 
 

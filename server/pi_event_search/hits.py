@@ -6,12 +6,19 @@ Unicode code points into the snippet.
 
 from __future__ import annotations
 
+import re
 import sqlite3
+import unicodedata
 from pathlib import Path
 from typing import Any
 
+from pi_event_search.store import unpack
+
 SNIPPET_CHARS = 200
+WINDOW = 400  # raw characters considered before whitespace is collapsed
 _OPEN, _CLOSE = "\x01", "\x02"
+_QUOTED = re.compile(r'"((?:[^"]|"")*)"')
+_TOKEN = re.compile(r"[^\W_]+")
 
 
 def ref(session_id: str, entry_id: str) -> str:
@@ -39,22 +46,56 @@ def hit_from_row(row: tuple[Any, ...], score: float, frag: str, kind: str,
 
 def snippets(conn: sqlite3.Connection, match: str | None, fids: list[int]
              ) -> dict[int, tuple[str, list[list[int]]]]:
-    """Snippet and match offsets per fragment id."""
+    """Snippet and match offsets per fragment id, cut from the stored (bounded) text."""
+    words, prefix = _match_words(match)
     out: dict[int, tuple[str, list[list[int]]]] = {}
-    if match is not None and fids:
-        marks = ",".join("?" * len(fids))
-        rows = conn.execute(
-            f"SELECT rowid, snippet(fts, 0, '{_OPEN}', '{_CLOSE}', '…', 32) FROM fts "
-            f"WHERE fts MATCH ? AND rowid IN ({marks})", [match, *fids]).fetchall()
-        for fid, marked in rows:
-            if _OPEN in marked:
-                out[fid] = collapse(marked)
-    missing = [f for f in fids if f not in out]
-    for fid in missing:
-        row = conn.execute("SELECT substr(text, 1, 600) FROM fragments WHERE fid = ?",
-                           (fid,)).fetchone()
-        out[fid] = collapse(row[0] if row else "")
+    for fid in fids:
+        row = conn.execute("SELECT text FROM fragments WHERE fid = ?", (fid,)).fetchone()
+        out[fid] = collapse(_mark(unpack(row[0]) if row else "", words, prefix))
     return out
+
+
+def fold(token: str) -> str:
+    """Lower case without diacritics, as the FTS tokenizer sees a token."""
+    decomposed = unicodedata.normalize("NFKD", token.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _match_words(match: str | None) -> tuple[set[str], str | None]:
+    if not match:
+        return set(), None
+    terms = [t.replace('""', '"') for t in _QUOTED.findall(match)]
+    words = {fold(w) for term in terms for w in term.split()}
+    prefix = fold(terms[-1].split()[-1]) if match.endswith(" *") and terms else None
+    return words, prefix
+
+
+def _mark(text: str, words: set[str], prefix: str | None) -> str:
+    """A window of the text around the densest matches, matches wrapped in markers."""
+    spans: list[tuple[int, int, str]] = []
+    for m in _TOKEN.finditer(text):
+        tok = fold(m.group())
+        if tok in words or (prefix is not None and tok.startswith(prefix)):
+            spans.append((m.start(), m.end(), tok))
+            if len(spans) >= 400:
+                break
+    if not spans:
+        return text[:WINDOW]
+    best = max(range(len(spans)), key=lambda i: (
+        len({tok for s, _, tok in spans[i:i + 40] if s - spans[i][0] < WINDOW // 2}), -i))
+    begin = max(0, spans[best][0] - WINDOW // 5)
+    while begin > 0 and not text[begin - 1].isspace() and spans[best][0] - begin < WINDOW // 3:
+        begin -= 1
+    end = min(len(text), begin + WINDOW)
+    parts = ["…" if begin > 0 else ""]
+    pos = begin
+    for s, e, _ in spans:
+        if s < begin or e > end:
+            continue
+        parts += [text[pos:s], _OPEN, text[s:e], _CLOSE]
+        pos = e
+    parts += [text[pos:end], "…" if end < len(text) else ""]
+    return "".join(parts)
 
 
 def collapse(marked: str) -> tuple[str, list[list[int]]]:

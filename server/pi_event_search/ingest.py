@@ -112,6 +112,7 @@ class _Batch:
         self.fid = (conn.execute("SELECT max(fid) FROM fragments").fetchone()[0] or 0) + 1
         self.events: list[tuple[Any, ...]] = []
         self.fragments: list[tuple[Any, ...]] = []
+        self.fts: list[tuple[Any, ...]] = []
         self.relations: list[tuple[Any, ...]] = []
         self.calls: list[tuple[Any, ...]] = []
         self.files: list[tuple[Any, ...]] = []
@@ -160,6 +161,7 @@ class _Batch:
                             orjson.dumps(facts).decode() if facts else None))
         for frag in ev.fragments:
             self.fragments.append((self.fid, eid, frag.fragment_id, frag.kind, frag.text, frag.meta))
+            self.fts.append((self.fid, frag.text, frag.meta))
             self.fid += 1
         self.relations.extend((eid, rtype, target) for rtype, target in ev.relations)
         self.calls.extend((self.sid, call_id, eid) for call_id in ev.call_ids)
@@ -177,7 +179,9 @@ class _Batch:
             "selection_state, preview, kinds, facts) VALUES "
             "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         self.conn.executemany("INSERT INTO fragments (fid, eid, frag, kind, text, meta) "
-                              "VALUES (?,?,?,?,?,?)", self.fragments)
+                              "VALUES (?,?,?,?,?,?)",
+                              [(*f[:4], store.pack(f[4]), f[5]) for f in self.fragments])
+        self.conn.executemany("INSERT INTO fts (rowid, text, meta) VALUES (?,?,?)", self.fts)
         self.conn.executemany("INSERT INTO relations VALUES (?,?,?)", self.relations)
         self.conn.executemany("INSERT INTO calls VALUES (?,?,?)", self.calls)
         self.conn.executemany("INSERT INTO file_refs VALUES (?,?,?,?)", self.files)

@@ -6,6 +6,7 @@ import sqlite3
 from typing import Any
 
 from pi_event_search.authz import canonical
+from pi_event_search.store import unpack
 
 
 def upsert_session(conn: sqlite3.Connection, header: dict[str, Any], path: str) -> int:
@@ -25,8 +26,12 @@ def upsert_session(conn: sqlite3.Connection, header: dict[str, Any], path: str) 
 
 
 def drop_session(conn: sqlite3.Connection, sid: int) -> None:
-    """Delete a session's rows. Fragments go one by one so the FTS delete trigger fires."""
+    """Delete a session's rows. The contentless FTS index forgets a row only when told its
+    original text, which the fragments table keeps (compressed)."""
     eids = "SELECT eid FROM events WHERE sid = ?"
+    old = conn.execute(f"SELECT fid, text, meta FROM fragments WHERE eid IN ({eids})", (sid,))
+    conn.executemany("INSERT INTO fts (fts, rowid, text, meta) VALUES ('delete', ?, ?, ?)",
+                     ((fid, unpack(text), meta) for fid, text, meta in old.fetchall()))
     conn.execute(f"DELETE FROM fragments WHERE eid IN ({eids})", (sid,))
     conn.execute(f"DELETE FROM relations WHERE eid IN ({eids})", (sid,))
     conn.execute(f"DELETE FROM file_refs WHERE eid IN ({eids})", (sid,))

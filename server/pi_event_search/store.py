@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 APPLICATION_ID = 0x50494553  # "PIES"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -42,16 +43,10 @@ CREATE INDEX events_parent ON events(sid, parent_id);
 CREATE INDEX events_ts ON events(ts_ms);
 CREATE TABLE fragments (
   fid INTEGER PRIMARY KEY, eid INTEGER NOT NULL, frag TEXT NOT NULL, kind TEXT NOT NULL,
-  text TEXT NOT NULL, meta TEXT NOT NULL);
+  text BLOB NOT NULL, meta TEXT NOT NULL);
 CREATE INDEX fragments_eid ON fragments(eid);
-CREATE VIRTUAL TABLE fts USING fts5(text, meta, content='fragments', content_rowid='fid',
+CREATE VIRTUAL TABLE fts USING fts5(text, meta, content='',
   tokenize='unicode61 remove_diacritics 2');
-CREATE TRIGGER fragments_ai AFTER INSERT ON fragments BEGIN
-  INSERT INTO fts(rowid, text, meta) VALUES (new.fid, new.text, new.meta);
-END;
-CREATE TRIGGER fragments_ad AFTER DELETE ON fragments BEGIN
-  INSERT INTO fts(fts, rowid, text, meta) VALUES ('delete', old.fid, old.text, old.meta);
-END;
 CREATE TABLE relations (eid INTEGER NOT NULL, type TEXT NOT NULL, target TEXT NOT NULL);
 CREATE INDEX relations_eid ON relations(eid);
 CREATE INDEX relations_target ON relations(target, type);
@@ -63,6 +58,19 @@ CREATE INDEX file_refs_path ON file_refs(path);
 CREATE INDEX file_refs_eid ON file_refs(eid);
 INSERT INTO meta(key, value) VALUES ('generation', '0');
 """
+
+
+def pack(text: str) -> bytes:
+    """Fragment text as stored: zlib keeps the index well below the size of the sources."""
+    return zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
+
+
+def unpack(blob: bytes) -> str:
+    return zlib.decompress(blob).decode("utf-8", "surrogatepass")
+
+
+def _sql_unpack(blob: bytes | None) -> str | None:
+    return None if blob is None else unpack(blob)
 
 
 class ForeignDatabase(Exception):
@@ -84,6 +92,7 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA cache_size = -32000")
+    conn.create_function("fragment_text", 1, _sql_unpack, deterministic=True)
     if not readonly:
         _ensure_schema(conn, path)
     return conn
