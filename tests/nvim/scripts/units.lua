@@ -23,6 +23,15 @@ H.run(function()
   H.check("invalid config keeps defaults and notifies", config.options.limit == config.defaults.limit
     and #H.result.notifications == 1)
   H.result.notifications = {}
+  -- vim.g.pi_events applies without setup()
+  vim.g.pi_events = { limit = 9, keymaps = { definition = false } }
+  package.loaded["pi_events.config"] = nil
+  local fresh = require("pi_events.config")
+  H.check("vim.g.pi_events applies at load", fresh.options.limit == 9
+    and fresh.options.keymaps.definition == false and fresh.options.keymaps.picker.read == "<C-o>",
+    fresh.options)
+  vim.g.pi_events = nil
+  package.loaded["pi_events.config"] = config
 
   -- references -----------------------------------------------------------------------------
   local line = "see pi-event:019f-aa.b/5e6f7081#tool.result:0. and pi-event:S1/v1~3, done"

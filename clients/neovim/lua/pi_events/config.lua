@@ -47,7 +47,7 @@ M.defaults = {
 }
 
 ---@type pi_events.Config
-M.options = vim.deepcopy(M.defaults)
+M.options = vim.deepcopy(M.defaults) -- replaced by M.set() below (vim.g.pi_events) and setup()
 
 ---@param v any
 ---@return boolean
@@ -206,5 +206,8 @@ function M.init_options(root, cfg)
   end
   return init
 end
+
+-- Commands work without setup(): start from the defaults and vim.g.pi_events.
+M.set(nil)
 
 return M
