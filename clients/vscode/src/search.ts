@@ -19,7 +19,7 @@ interface Item extends vscode.QuickPickItem {
 const DEBOUNCE_MS = 150;
 const COMMON_TOOLS = ['bash', 'read', 'edit', 'write', 'grep', 'find', 'ls'];
 
-const openSourceButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('go-to-file'), tooltip: 'Open the JSONL line (Alt+Enter)' };
+const openSourceButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('go-to-file'), tooltip: 'Open the JSONL line (Ctrl+O)' };
 const copyButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('copy'), tooltip: 'Copy reference' };
 const traceButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('type-hierarchy'), tooltip: 'Trace' };
 
@@ -230,7 +230,7 @@ export class Search implements vscode.Disposable {
     await this.reads.open(item.hit.ref);
   }
 
-  /** Alt+Enter, or the item button: open the JSONL file at the entry's line. */
+  /** Ctrl+O (Cmd+O), or the item button: open the JSONL file at the entry's line. */
   async openSourceOfActive(): Promise<void> {
     const hit = this.active()?.hit;
     if (!hit) return;

@@ -11,7 +11,6 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
   type StaticFeature,
-  TransportKind,
   WorkDoneProgress,
   WorkDoneProgressCreateRequest,
   type WorkDoneProgressBegin,
@@ -87,7 +86,7 @@ export class Server implements vscode.Disposable {
     const serverOptions: ServerOptions = {
       command: command.command,
       args: command.args,
-      transport: TransportKind.stdio,
+      // stdio without a transport flag: the server takes no --stdio argument.
       options: { env: process.env },
     };
     const clientOptions: LanguageClientOptions = {
@@ -110,7 +109,7 @@ export class Server implements vscode.Disposable {
       await client.start();
     } catch (err) {
       this.client = undefined;
-      const message = `Pi Events: could not start the server with \`${describeCommand(command)}\`: ${String((err as Error)?.message ?? err)}`;
+      const message = `Pi Events: could not start the server with \`${describeCommand(command)}\` (${String((err as Error)?.message ?? err)}). Is pi-event-search installed there? The "Pi Events" output has the details.`;
       this.log.error(message);
       this.stateEmitter.fire({ kind: 'stopped', reason: 'server failed to start' });
       void this.offerFix(message, `${command.command === 'python3' ? 'python3' : command.command} -m pip install pi-event-search`);

@@ -92,6 +92,25 @@ export function kindTag(kind: string | null | undefined, toolName?: string | nul
   }
 }
 
+const TITLES: Record<string, string> = {
+  'user.text': 'User message',
+  'assistant.text': 'Assistant message',
+  'tool.call': 'Tool call',
+  'tool.result': 'Tool result',
+  'bash.command': 'Bash command',
+  'bash.output': 'Bash output',
+  'summary.compaction': 'Compaction summary',
+  'summary.branch': 'Branch summary',
+  'custom.message': 'Custom message',
+  'session.name': 'Session name',
+};
+
+/** A heading for an event: "Tool result: bash (error)", "User message". */
+export function kindTitle(kind: string | null | undefined, toolName?: string | null, isError?: boolean | null): string {
+  const base = (kind && TITLES[kind]) || kind || 'Event';
+  return `${base}${toolName && kind?.startsWith('tool.') ? `: ${toolName}` : ''}${isError ? ' (error)' : ''}`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // QuickPick texts
 
@@ -283,18 +302,16 @@ export function readMarkdown(r: ReadResult, opts: ReadOptions): string {
   const e = r.event;
   const kinds = e.kinds?.length ? e.kinds : [];
   const mainKind = kinds[0] ?? e.entryType ?? 'event';
-  const title = [kindTag(mainKind, e.toolName, e.isError)];
-  if (e.isError) title.push('error');
   const lines: string[] = [];
-  lines.push(`# ${escapeMarkdown(title.join(' · '))}`, '');
+  lines.push(`# ${escapeMarkdown(kindTitle(mainKind, e.toolName, e.isError))}`, '');
   lines.push(`${code(e.ref)}`, '');
   const when = e.timestamp ? `${e.timestamp}${relativeTime(e.timestamp, opts.now) ? ` (${relativeTime(e.timestamp, opts.now)})` : ''}` : 'unknown';
   lines.push(`- **Time:** ${when}`);
   const session = e.sessionName ? `${escapeMarkdown(e.sessionName)} (${code(e.sessionId)})` : code(e.sessionId);
   lines.push(`- **Session:** ${session}`);
   if (e.cwd) lines.push(`- **Working directory:** ${code(e.cwd)}`);
-  const entry = [e.entryType, e.role, e.toolName].filter(Boolean).join(' / ');
-  lines.push(`- **Entry:** ${code(e.entryId)}${entry ? ` — ${escapeMarkdown(entry)}` : ''}${e.parentId ? ` · parent ${code(e.parentId)}` : ''}`);
+  const entry = [e.entryType, e.role, e.toolName].filter((x): x is string => !!x).map(code).join(' · ');
+  lines.push(`- **Entry:** ${code(e.entryId)}${entry ? ` · ${entry}` : ''}${e.parentId ? ` · parent ${code(e.parentId)}` : ''}`);
   if (kinds.length) lines.push(`- **Kinds:** ${kinds.join(', ')}`);
   const states = [
     e.branchState ? `branch ${e.branchState}` : '',

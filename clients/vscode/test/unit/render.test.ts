@@ -164,9 +164,9 @@ const READ: ReadResult = {
 describe('readMarkdown', () => {
   const md = readMarkdown(READ, { now: NOW });
   it('has the metadata', () => {
-    assert.match(md, /^# result! bash · error/m);
+    assert.match(md, /^# Tool result: bash \(error\)$/m);
     assert.match(md, /\*\*Session:\*\* fix the build \(`019f/);
-    assert.match(md, /parent `4d5e6f70`/);
+    assert.match(md, /\*\*Entry:\*\* `5e6f7081` · `message` · `toolResult` · `bash` · parent `4d5e6f70`/);
     assert.match(md, /branch selected · context conversation · selection direct/);
     assert.match(md, /`\/s\/x\.jsonl:6`/);
   });

@@ -1,0 +1,197 @@
+// Drives code-server (with the .vsix installed) in headless Chromium through the user-visible
+// steps of the extension and writes what it saw to a JSON file; tests/vscode/test_vscode_e2e.py
+// builds the workspace, starts code-server, runs this script and asserts on the observations.
+//
+// Usage: node drive.mjs <config.json>
+// config: { url, chromium, shots, result, log, query, noteName, noteLine, noteColumn, jsonlName }
+import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+mkdirSync(cfg.shots, { recursive: true });
+const out = { steps: [], errors: [], console: [] };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function logEvents(kind) {
+  if (!existsSync(cfg.log)) return [];
+  return readFileSync(cfg.log, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .filter((e) => !kind || e.event === kind);
+}
+
+async function until(what, fn, timeout = 30000, every = 200) {
+  const end = Date.now() + timeout;
+  let last;
+  while (Date.now() < end) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(every);
+  }
+  throw new Error(`timed out waiting for ${what} (last: ${String(last)})`);
+}
+
+async function shot(page, name) {
+  const path = join(cfg.shots, `${name}.png`);
+  await page.screenshot({ path });
+  out.steps.push({ screenshot: path });
+}
+
+async function runCommand(page, title) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill(`>${title}`);
+  await until(`command "${title}" in the palette`, async () => {
+    const labels = await page.locator('.quick-input-widget .monaco-list-row .label-name').allInnerTexts();
+    return labels.some((l) => l.replace(/\s+/g, ' ').includes(title));
+  }, 10000);
+  await page.keyboard.press('Enter');
+}
+
+async function quickPickRows(page) {
+  return page.$$eval('.quick-input-widget .monaco-list-row', (rows) =>
+    rows
+      .map((r) => ({
+        index: Number(r.getAttribute('data-index')),
+        label: r.querySelector('.label-name')?.textContent ?? '',
+        description: r.querySelector('.label-description')?.textContent ?? '',
+        aria: r.getAttribute('aria-label') ?? '',
+      }))
+      .sort((a, b) => a.index - b.index),
+  );
+}
+
+async function activeTab(page) {
+  return (await page.locator('.tabs-container .tab.active').first().getAttribute('aria-label')) ?? '';
+}
+
+async function statusBarTexts(page) {
+  return page.locator('.statusbar-item').allInnerTexts();
+}
+
+async function editorText(page) {
+  return page.locator('.editor-group-container.active .monaco-editor .view-lines').first().innerText();
+}
+
+async function searchFor(page, query) {
+  const before = logEvents('search').length;
+  await runCommand(page, 'Pi Events: Search');
+  await until('the search picker', async () => (await page.locator('.quick-input-widget .quick-input-title').innerText()).includes('Pi Events: Search'), 10000);
+  await page.keyboard.type(query, { delay: 40 });
+  const logged = await until(`search results for "${query}"`, async () => {
+    const done = logEvents('search').slice(before).filter((e) => e.query === query);
+    return done.length ? done[done.length - 1] : undefined;
+  });
+  // Give the list a moment to render the items just set.
+  const rows = await until('rendered rows', async () => {
+    const r = await quickPickRows(page);
+    return r.length >= Math.min(logged.labels.length, 5) ? r : undefined;
+  }, 10000);
+  return { logged, rows };
+}
+
+const browser = await chromium.launch({
+  executablePath: cfg.chromium,
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+});
+const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+page.on('console', (m) => {
+  if (m.type() === 'error') out.console.push(m.text().slice(0, 300));
+});
+
+try {
+  const t0 = Date.now();
+  await page.goto(cfg.url);
+  await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
+  out.steps.push({ workbench: Date.now() - t0 });
+
+  // 1. The status bar item appears and shows counts once the server has indexed.
+  out.status = await until('the status bar counts', async () => {
+    const texts = await statusBarTexts(page);
+    return texts.find((t) => /Pi Events: .*sessions/.test(t));
+  }, 60000);
+  out.steps.push({ ready: Date.now() - t0 });
+
+  // 2. Search, type a two-word query: items in the server's order.
+  const first = await searchFor(page, cfg.query);
+  out.search = { logged: first.logged, rows: first.rows };
+  await shot(page, 'search');
+
+  // 3. Accept the first item: the read view opens.
+  await page.keyboard.press('Enter');
+  const readUri = await until('the read view', async () => logEvents('read').at(-1)?.uri, 15000);
+  await until('the read view editor', async () => (await editorText(page)).includes('Content'), 15000);
+  out.read = { uri: readUri, tab: await activeTab(page), text: await editorText(page), logged: logEvents('read').at(-1) };
+  await shot(page, 'read');
+
+  // 4. Trace the event in the read view.
+  await runCommand(page, 'Pi Events: Trace');
+  await until('the trace picker', async () => (await page.locator('.quick-input-widget .quick-input-title').innerText()).includes('Pi Events: Trace'), 10000);
+  await sleep(300);
+  out.trace = { rows: await quickPickRows(page), logged: logEvents('trace').at(-1) ?? null };
+  await shot(page, 'trace');
+  await page.keyboard.press('Escape');
+
+  // 5. Search again and open the JSONL line with the modifier key (Ctrl+O).
+  const second = await searchFor(page, cfg.query);
+  await page.keyboard.press('Control+O');
+  const opened = await until('the JSONL file', async () => logEvents('openSource').at(-1), 15000);
+  await until('the JSONL editor tab', async () => (await activeTab(page)).includes('.jsonl'), 15000);
+  const line = await until('the cursor line', async () => {
+    const texts = await statusBarTexts(page);
+    return texts.find((t) => /Ln \d+/.test(t));
+  }, 10000);
+  out.jsonl = { expected: second.logged.refs[0], opened, tab: await activeTab(page), cursor: line };
+  await shot(page, 'jsonl');
+
+  // 6. Hover a reference in a Markdown note.
+  await page.keyboard.press('Control+P');
+  await page.locator('.quick-input-widget input').waitFor({ state: 'visible' });
+  await page.keyboard.type(cfg.noteName, { delay: 20 });
+  await until('the note in quick open', async () => (await quickPickRows(page)).some((r) => r.label.includes(cfg.noteName)), 10000);
+  await page.keyboard.press('Enter');
+  await until('the note tab', async () => (await activeTab(page)).includes(cfg.noteName), 10000);
+  await page.keyboard.press('Control+G');
+  await page.locator('.quick-input-widget input').waitFor({ state: 'visible' });
+  await page.keyboard.type(`${cfg.noteLine}:${cfg.noteColumn}`);
+  await page.keyboard.press('Enter');
+  await sleep(500);
+  let hover = '';
+  for (let attempt = 0; attempt < 10 && !hover.includes('open source line'); attempt++) {
+    await runCommand(page, 'Show or Focus Hover');
+    hover = await until('the hover', async () => {
+      const t = await page.locator('.monaco-hover:not(.hidden) .monaco-hover-content').allInnerTexts();
+      return t.join('\n').trim();
+    }, 5000).catch(() => '');
+    if (!hover.includes('open source line')) await sleep(1000);
+  }
+  out.hover = hover;
+  await shot(page, 'hover');
+
+  // 7. A screenshot for the README: the search picker over the read view.
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Control+P');
+  await page.keyboard.press('Escape');
+  const third = await searchFor(page, cfg.query);
+  out.readme = { rows: third.rows.length };
+  await shot(page, 'readme');
+  await page.keyboard.press('Escape');
+} catch (err) {
+  out.errors.push(String(err?.stack ?? err));
+  try {
+    await shot(page, 'failure');
+  } catch {
+    // ignore
+  }
+} finally {
+  writeFileSync(cfg.result, JSON.stringify(out, null, 2));
+  await browser.close();
+}

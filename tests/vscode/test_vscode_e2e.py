@@ -1,0 +1,259 @@
+"""The packaged extension in a real VS Code: code-server 4.100.3 (VS Code 1.100.3) in Debian's
+headless Chromium, driven by Playwright (clients/vscode/test/e2e/drive.mjs), over a workspace
+whose Pi sessions are fixtures built here with tests/builder.py.
+
+Checked: Pi Events: Search lists the hits of a two-word query in the server's order (nothing
+hidden or re-sorted by VS Code), accepting one opens its read view, Trace lists its tree,
+Ctrl+O opens the JSONL file at the entry's line, and hovering a reference in a Markdown note
+shows the server's preview. Screenshots go to test-artifacts/vscode/.
+
+Needs what scripts/setup.d/40-vscode.sh installs; skips, saying which piece is missing, otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXT = REPO / "clients" / "vscode"
+VSIX = EXT / "pi-event-search.vsix"
+DRIVER = EXT / "test" / "e2e" / "drive.mjs"
+ARTIFACTS = REPO / "test-artifacts" / "vscode"
+TOOLS = Path(os.environ.get("PI_EVENT_SEARCH_TOOLS", REPO / ".tools"))
+CODE_SERVER = TOOLS / "code-server" / "node_modules" / ".bin" / "code-server"
+sys.path.insert(0, str(REPO / "tests"))
+
+from builder import SessionBuilder, sample_session  # noqa: E402
+
+pytestmark = pytest.mark.editor
+QUERY = "websocket reconnect"
+ZWSP = "\u200b"
+
+
+def missing_piece() -> str | None:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        return "Debian chromium not installed (apt-get install chromium)"
+    if shutil.which("node") is None:
+        return "node not found"
+    if not CODE_SERVER.exists():
+        return f"code-server not installed at {CODE_SERVER} (scripts/setup.d/40-vscode.sh)"
+    if not VSIX.exists():
+        return "clients/vscode/pi-event-search.vsix not built (scripts/setup.d/40-vscode.sh)"
+    if not (EXT / "node_modules" / "playwright-core").exists():
+        return "playwright-core missing in clients/vscode/node_modules (npm ci)"
+    probe = subprocess.run([sys.executable, "-m", "pi_event_search", "serve", "--help"],
+                           capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        return f"the server does not start: {probe.stderr[-300:]}"
+    return None
+
+
+def unbold(text: str) -> str:
+    """Undo the extension's bold highlight (Mathematical Sans-Serif Bold letters and digits)."""
+    out = []
+    for ch in text:
+        c = ord(ch)
+        if 0x1D5D4 <= c < 0x1D5D4 + 26:
+            ch = chr(ord("A") + c - 0x1D5D4)
+        elif 0x1D5EE <= c < 0x1D5EE + 26:
+            ch = chr(ord("a") + c - 0x1D5EE)
+        elif 0x1D7EC <= c < 0x1D7EC + 10:
+            ch = chr(ord("0") + c - 0x1D7EC)
+        out.append(ch)
+    return "".join(out)
+
+
+def plain(label: str) -> str:
+    """A label as shown: without icons, zero-width spaces and bold letters."""
+    return re.sub(r"\$\([a-z-~]+\)\s*", "", unbold(label.replace(ZWSP, ""))).strip()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Fixture:
+    """The workspace and its sessions; remembers the ids the test expects to see."""
+
+    def __init__(self, root: Path) -> None:
+        self.ws = root / "ws"
+        self.ws.mkdir()
+        self.agent = root / "agent"
+        sessions = self.agent / "sessions"
+        cwd = str(self.ws)
+        a = sample_session(sessions, cwd)  # "fix the flaky websocket reconnect test in src/ws.ts"
+        self.a = a
+        self.a_user = a.ids[2]
+        b = SessionBuilder(sessions, cwd, name_seed="b")
+        b.user("the websocket keeps dropping: reconnect with exponential backoff please")
+        b.assistant("I will make the websocket client reconnect with a backoff.",
+                    tool_calls=[("c1", "bash", {"command": "grep -rn reconnect src/websocket"})])
+        b.tool_result("c1", "bash", "src/websocket/client.ts:42: reconnect()")
+        b.assistant("Done: the websocket now retries reconnect every second, then backs off.")
+        self.b = b
+        # Same words, but recorded in another project: must never be listed.
+        hidden = SessionBuilder(sessions, str(root / "elsewhere"), name_seed="hidden")
+        hidden.user("secret websocket reconnect plan from another project")
+        self.hidden = hidden
+        self.note = self.ws / "note.md"
+        ref = f"pi-event:{a.session_id}/{self.a_user}"
+        self.note_line = 3
+        line = f"The flaky test started here: {ref} (see the hover)."
+        self.note_column = line.index(ref) + 10
+        self.note.write_text(f"# Notes\n\n{line}\n")
+
+    def visible_refs(self) -> set[str]:
+        return {f"pi-event:{s.session_id}/{i}" for s in (self.a, self.b) for i in s.ids}
+
+    def hidden_refs(self) -> set[str]:
+        return {f"pi-event:{self.hidden.session_id}/{i}" for i in self.hidden.ids}
+
+
+@pytest.fixture
+def code_server(tmp_path: Path) -> Any:
+    reason = missing_piece()
+    if reason:
+        pytest.skip(reason)
+    fx = Fixture(tmp_path)
+    data = tmp_path / "cs"
+    user = data / "user"
+    exts = data / "ext"
+    (user / "User").mkdir(parents=True)
+    env = {
+        **os.environ,
+        "PI_CODING_AGENT_DIR": str(fx.agent),
+        "PI_EVENT_SEARCH_INDEX": str(tmp_path / "index.sqlite3"),
+        "PI_EVENTS_E2E_LOG": str(tmp_path / "e2e.jsonl"),
+        "XDG_CONFIG_HOME": str(data / "xdg-config"),
+        "XDG_DATA_HOME": str(data / "xdg-data"),
+        "XDG_CACHE_HOME": str(data / "xdg-cache"),
+    }
+    settings = {
+        "security.workspace.trust.enabled": False,
+        "workbench.startupEditor": "none",
+        "workbench.tips.enabled": False,
+        "telemetry.telemetryLevel": "off",
+        "update.mode": "none",
+        "extensions.autoCheckUpdates": False,
+        "extensions.ignoreRecommendations": True,
+        "chat.commandCenter.enabled": False,
+        "window.commandCenter": False,
+        "piEvents.serverCommand": [sys.executable, "-m", "pi_event_search", "serve"],
+        "piEvents.indexPath": str(tmp_path / "index.sqlite3"),
+    }
+    (user / "User" / "settings.json").write_text(json.dumps(settings, indent=1))
+    base = [str(CODE_SERVER), "--user-data-dir", str(user), "--extensions-dir", str(exts)]
+    inst = subprocess.run([*base, "--install-extension", str(VSIX)], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert inst.returncode == 0 and "successfully installed" in inst.stdout, inst.stdout + inst.stderr
+    port = free_port()
+    log = (tmp_path / "code-server.log").open("w")
+    proc = subprocess.Popen(
+        [*base, "--bind-addr", f"127.0.0.1:{port}", "--auth", "none", "--disable-telemetry",
+         "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override",
+         str(fx.ws)],
+        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            assert proc.poll() is None, (tmp_path / "code-server.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, "code-server did not answer /healthz in 60 s"
+            time.sleep(0.3)
+        yield fx, f"http://127.0.0.1:{port}/?folder={fx.ws}", tmp_path
+    finally:
+        # code-server, its extension host and our language server share this process group.
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=10)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+
+
+def test_search_read_trace_jsonl_hover(code_server: Any) -> None:
+    fx, url, tmp = code_server
+    if ARTIFACTS.exists():
+        for old in ARTIFACTS.glob("*.png"):
+            old.unlink()
+    config = {
+        "url": url, "chromium": shutil.which("chromium") or shutil.which("chromium-browser"),
+        "shots": str(ARTIFACTS), "result": str(tmp / "result.json"), "log": str(tmp / "e2e.jsonl"),
+        "query": QUERY, "noteName": fx.note.name, "noteLine": fx.note_line,
+        "noteColumn": fx.note_column + 1,
+    }
+    (tmp / "config.json").write_text(json.dumps(config))
+    run = subprocess.run(["node", str(DRIVER), str(tmp / "config.json")], cwd=EXT,
+                         capture_output=True, text=True, timeout=240)
+    assert (tmp / "result.json").exists(), run.stdout[-3000:] + run.stderr[-3000:]
+    out = json.loads((tmp / "result.json").read_text())
+    (ARTIFACTS / "result.json").write_text(json.dumps(out, indent=1))
+    assert not out["errors"], "\n".join(out["errors"]) + f"\nscreenshots: {ARTIFACTS}"
+
+    # Status bar: counts of what this workspace may see (2 sessions; the third is elsewhere).
+    assert re.search(r"Pi Events: 2 sessions", out["status"]), out["status"]
+
+    # Search: the expected hits, in the server's order, nothing from the other project.
+    logged = out["search"]["logged"]
+    refs = logged["refs"]
+    assert logged["query"] == QUERY and not logged["error"]
+    expected = {f"pi-event:{fx.a.session_id}/{fx.a_user}",
+                f"pi-event:{fx.b.session_id}/{fx.b.ids[0]}",
+                f"pi-event:{fx.b.session_id}/{fx.b.ids[1]}"}
+    assert expected <= set(refs), refs
+    assert set(refs) <= fx.visible_refs() and not set(refs) & fx.hidden_refs()
+    shown = [plain(r["label"]) for r in out["search"]["rows"]]
+    server_order = [plain(label) for label in logged["labels"]]
+    assert shown == server_order[: len(shown)], (shown, server_order)
+    assert len(shown) >= len(expected)
+    # The order is really the server's, not VS Code's alphabetical re-sort of matching labels.
+    assert len(set(shown)) == len(shown)
+
+    # Read view: the accepted (first) hit, as a pi-event: document with its content.
+    assert out["read"]["uri"].startswith(f"{refs[0]}") or out["read"]["uri"] == refs[0]
+    assert out["read"]["logged"]["ref"] == refs[0]
+    text = out["read"]["text"].replace("\xa0", " ")
+    assert "Content" in text and refs[0] in text, text[:2000]
+
+    # Trace: at least the event itself and its parent section.
+    trace = out["trace"]["logged"]
+    assert trace and trace["ref"] == refs[0]
+    assert any(s.startswith("Event:") for s in trace["sections"])
+
+    # Ctrl+O: the JSONL file at the entry's line.
+    jsonl = out["jsonl"]
+    assert jsonl["opened"]["uri"].endswith(".jsonl")
+    line = jsonl["opened"]["line"]
+    assert f"Ln {line}," in jsonl["cursor"], jsonl
+    src = Path(jsonl["opened"]["uri"].removeprefix("file://"))
+    first_ref = jsonl["expected"]
+    entry_id = first_ref.rsplit("/", 1)[1]
+    assert json.loads(src.read_text().splitlines()[line - 1])["id"] == entry_id
+
+    # Hover on the reference in note.md: the server's preview.
+    hover = out["hover"]
+    assert "fix the flaky websocket reconnect test" in hover, hover
+    assert "open source line" in hover, hover
+    for name in ("search", "read", "trace", "jsonl", "hover"):
+        assert (ARTIFACTS / f"{name}.png").exists(), name

@@ -1,0 +1,62 @@
+"""The VS Code extension's own checks: its unit tests (`node --test`), strict type-check and the
+packaged .vsix. Built by scripts/setup.d/40-vscode.sh; skipped, saying why, when it could not be.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+EXT = Path(__file__).resolve().parents[2] / "clients" / "vscode"
+VSIX = EXT / "pi-event-search.vsix"
+
+
+def need_node_modules() -> None:
+    if shutil.which("node") is None:
+        pytest.skip("node not found")
+    if not (EXT / "node_modules" / "esbuild").exists():
+        pytest.skip("clients/vscode/node_modules missing: run scripts/setup.d/40-vscode.sh")
+
+
+def test_unit_tests_pass() -> None:
+    need_node_modules()
+    out = subprocess.run(["npm", "test", "--silent"], cwd=EXT, capture_output=True, text=True,
+                         timeout=120)
+    summary = "\n".join(line for line in out.stdout.splitlines() if line.startswith("# "))
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+    m = re.search(r"^# pass (\d+)$", out.stdout, re.M)
+    assert m and int(m[1]) >= 30, summary
+    assert re.search(r"^# fail 0$", out.stdout, re.M), summary
+
+
+def test_typecheck_strict() -> None:
+    need_node_modules()
+    config = json.loads((EXT / "tsconfig.json").read_text())
+    assert config["compilerOptions"]["strict"] is True
+    out = subprocess.run(["npx", "tsc", "--noEmit"], cwd=EXT, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+
+
+def test_vsix_contents() -> None:
+    if not VSIX.exists():
+        pytest.skip("clients/vscode/pi-event-search.vsix missing: run scripts/setup.d/40-vscode.sh")
+    with zipfile.ZipFile(VSIX) as z:
+        names = set(z.namelist())
+        manifest = json.loads(z.read("extension/package.json"))
+    assert {"extension/package.json", "extension/dist/extension.js"} <= names
+    assert not any("node_modules" in n or n.endswith(".ts") for n in names), sorted(names)
+    assert manifest["engines"]["vscode"] == "^1.100.0"
+    commands = {c["command"] for c in manifest["contributes"]["commands"]}
+    assert {"piEvents.search", "piEvents.trace", "piEvents.copyReference", "piEvents.reindex",
+            "piEvents.revealSource", "piEvents.next", "piEvents.previousInBranch"} <= commands
+    settings = set(manifest["contributes"]["configuration"]["properties"])
+    assert {"piEvents.serverCommand", "piEvents.workspaceRoots", "piEvents.sessionDirs",
+            "piEvents.indexPath", "piEvents.trace.server"} <= settings
+    assert VSIX.stat().st_size < 1_000_000
