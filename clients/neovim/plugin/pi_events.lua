@@ -17,6 +17,7 @@ for group, target in pairs({
   PiEventsMeta = "Comment",
   PiEventsLabel = "Identifier",
   PiEventsHeading = "Title",
+  PiEventsRef = "Underlined",
 }) do
   vim.api.nvim_set_hl(0, group, { link = target, default = true })
 end

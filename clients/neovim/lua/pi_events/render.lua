@@ -12,6 +12,7 @@
 ---@field highlights pi_events.Highlight[]
 
 local short_time = require("pi_events.search").short_time
+local find_refs = require("pi_events.ref").find_all
 
 local M = {}
 
@@ -25,13 +26,18 @@ local function builder()
 end
 
 --- Add a line (newlines in `text` become several lines); optional group over the whole line.
+--- `pi-event:` references get the PiEventsRef group.
 ---@param text string
 ---@param group string|nil
 function Builder:add(text, group)
   for _, piece in ipairs(vim.split(text or "", "\n", { plain = true })) do
     table.insert(self.lines, piece)
+    local row = #self.lines - 1
     if group then
-      table.insert(self.highlights, { #self.lines - 1, 0, -1, group })
+      table.insert(self.highlights, { row, 0, -1, group })
+    end
+    for _, r in ipairs(find_refs(piece)) do
+      table.insert(self.highlights, { row, r.col, r.end_col, "PiEventsRef" })
     end
   end
 end
