@@ -410,6 +410,9 @@ def test_telescope_picker(world: World, server_cmd: list[str]) -> None:
     assert out["yanked"] == f["ref"]["a3"] and out["open_after_yank"] is True
     assert out["line"] == f["lines"]["a3"]
     assert out["typed_requests"] == 1
+    assert [(q["file"], q["lnum"]) for q in out["quickfix"]] == [
+        (f["session_path"], f["lines"]["a3"]), (f["session_path"], f["lines"]["a4"])]
+    assert out["quickfix"][0]["text"].startswith("assistant.text: zebrafish")
     for key, kind in (("<C-o>", "read"), ("<C-t>", "trace")):
         first = out[key]["first"]
         assert out[key]["buffer"] == f"pi-event://{kind}/{first.removeprefix('pi-event:')}"

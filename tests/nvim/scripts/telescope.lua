@@ -89,7 +89,12 @@ H.run(function()
   end), entries(typed))
   vim.wait(300)
   H.put("typed_requests", base.requests - before)
-  require("telescope.actions").close(typed.prompt_bufnr)
+  -- telescope's <C-q>: every hit to the quickfix list
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<C-q>", true, false, true), "x", false)
+  H.put("quickfix", vim.tbl_map(function(q)
+    return { file = vim.api.nvim_buf_get_name(q.bufnr), lnum = q.lnum, text = q.text }
+  end, vim.fn.getqflist()))
+  pcall(vim.cmd, "cclose")
 
   -- read and trace keys
   for key, kind in pairs({ ["<C-o>"] = "read", ["<C-t>"] = "trace" }) do

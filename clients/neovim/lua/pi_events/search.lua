@@ -108,6 +108,7 @@ function M.make_entry(hit)
     path = source.path,
     lnum = source.line,
     col = 1,
+    text = M.kind_label(hit) .. ": " .. (hit.snippet or ""), -- quickfix text (telescope <C-q>)
   }
 end
 
