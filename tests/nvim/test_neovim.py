@@ -378,6 +378,7 @@ def test_status_and_reindex(world: World, server_cmd: list[str]) -> None:
     assert any(line.startswith("index:") and "index.sqlite3" in line for line in lines)
     assert set(out["reindex"]) >= {"changedSessions", "generation"}
     assert any("reindexed" in n["msg"] for n in out["notifications"])
+    assert out["restart"] == {"changed": True, "attached": True, "clients": 1}
 
 
 @needs_nvim

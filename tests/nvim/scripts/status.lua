@@ -29,4 +29,15 @@ H.run(function()
   end), H.result.notifications)
   H.put("reindex", done or vim.NIL)
   H.put("notifications", H.result.notifications)
+
+  -- :PiEvents restart: a new client for the same root, reattached to the file buffers
+  vim.cmd.edit(H.case.facts.notes)
+  local old = H.client()
+  H.wait(function()
+    return vim.lsp.buf_is_attached(0, old.id)
+  end)
+  vim.cmd("PiEvents restart")
+  local new = H.client()
+  H.put("restart", { changed = new.id ~= old.id, attached = vim.lsp.buf_is_attached(0, new.id),
+    clients = #vim.lsp.get_clients({ name = "pi_event_search" }) })
 end)
