@@ -44,21 +44,25 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
     infos = {o.path: _header(o, known.get(o.path)) for o in observed}
     canonical = _canonical(observed, infos)
     report = Report(files=len(observed))
-    for i, obs in enumerate(observed):
-        if progress is not None:
-            progress(i, len(observed), obs.path)
-        info = infos[obs.path]
-        if info.session_id is None:
-            _not_a_session(conn, obs, info, known.get(obs.path), report)
-        elif canonical[info.session_id].path != obs.path:
-            _duplicate(conn, obs, info.session_id, canonical[info.session_id].path)
-        else:
-            report.count(apply_file(conn, obs, info.session_id))
-    report.removed = _forget(conn, {o.path for o in observed}, {d.path for d in dirs},
-                             unavailable)
-    if report.changed_sessions:
-        with store.transaction(conn):
-            store.bump_generation(conn)
+    with store.WriteBatch(conn) as batch:
+        for i, obs in enumerate(observed):
+            if progress is not None:
+                progress(i, len(observed), obs.path)
+            info = infos[obs.path]
+            batch.begin()
+            if info.session_id is None:
+                _not_a_session(conn, obs, info, known.get(obs.path), report)
+            elif canonical[info.session_id].path != obs.path:
+                _duplicate(conn, obs, info.session_id, canonical[info.session_id].path)
+            else:
+                outcome = apply_file(conn, obs, info.session_id)
+                report.count(outcome)
+                batch.dirty |= outcome.change in ("appended", "rebuilt")
+            batch.maybe_commit()
+        batch.begin()
+        report.removed = _forget(conn, {o.path for o in observed}, {d.path for d in dirs},
+                                 unavailable)
+        batch.dirty |= report.removed > 0
     report.generation = store.generation(conn)
     if progress is not None:
         progress(len(observed), len(observed), "")
@@ -93,29 +97,27 @@ def _not_a_session(conn: sqlite3.Connection, obs: Observation, info: HeaderInfo,
     reason = info.reason or "not a session"
     if row is not None and row[7] in ("indexed", "stale") and isinstance(row[6], str):
         # Was a good session: a changed file we cannot parse keeps its last known-good index.
-        mark_stale(conn, obs.path, row[6], reason)
+        mark_stale(conn, obs.path, reason)
         report.count(Outcome("stale", error=reason))
         return
-    with store.transaction(conn):
-        conn.execute(
-            "INSERT INTO files (path, root, live, dev, ino, size, mtime_ns, status, reason) "
-            "VALUES (?,?,?,?,?,?,?, 'skipped', ?) ON CONFLICT(path) DO UPDATE SET "
-            "dev = excluded.dev, ino = excluded.ino, size = excluded.size, "
-            "mtime_ns = excluded.mtime_ns, status = 'skipped', reason = excluded.reason, "
-            "session_id = NULL",
-            (obs.path, obs.root, int(obs.live), obs.dev, obs.ino, obs.size, obs.mtime_ns, reason))
+    conn.execute(
+        "INSERT INTO files (path, root, live, dev, ino, size, mtime_ns, status, reason) "
+        "VALUES (?,?,?,?,?,?,?, 'skipped', ?) ON CONFLICT(path) DO UPDATE SET "
+        "dev = excluded.dev, ino = excluded.ino, size = excluded.size, "
+        "mtime_ns = excluded.mtime_ns, status = 'skipped', reason = excluded.reason, "
+        "session_id = NULL",
+        (obs.path, obs.root, int(obs.live), obs.dev, obs.ino, obs.size, obs.mtime_ns, reason))
 
 
 def _duplicate(conn: sqlite3.Connection, obs: Observation, session_id: str, canon: str) -> None:
-    with store.transaction(conn):
-        conn.execute(
-            "INSERT INTO files (path, root, live, dev, ino, size, mtime_ns, session_id, status, "
-            "canonical_path) VALUES (?,?,?,?,?,?,?,?, 'duplicate', ?) ON CONFLICT(path) DO UPDATE "
-            "SET dev = excluded.dev, ino = excluded.ino, size = excluded.size, "
-            "mtime_ns = excluded.mtime_ns, session_id = excluded.session_id, status = 'duplicate', "
-            "canonical_path = excluded.canonical_path, reason = NULL",
-            (obs.path, obs.root, int(obs.live), obs.dev, obs.ino, obs.size, obs.mtime_ns,
-             session_id, canon))
+    conn.execute(
+        "INSERT INTO files (path, root, live, dev, ino, size, mtime_ns, session_id, status, "
+        "canonical_path) VALUES (?,?,?,?,?,?,?,?, 'duplicate', ?) ON CONFLICT(path) DO UPDATE "
+        "SET dev = excluded.dev, ino = excluded.ino, size = excluded.size, "
+        "mtime_ns = excluded.mtime_ns, session_id = excluded.session_id, status = 'duplicate', "
+        "canonical_path = excluded.canonical_path, reason = NULL",
+        (obs.path, obs.root, int(obs.live), obs.dev, obs.ino, obs.size, obs.mtime_ns,
+         session_id, canon))
 
 
 def _forget(conn: sqlite3.Connection, seen: set[str], roots: set[str],
@@ -126,15 +128,14 @@ def _forget(conn: sqlite3.Connection, seen: set[str], roots: set[str],
     for path, root in rows:
         if path in seen:
             continue
-        with store.transaction(conn):
-            if root in unavailable or root not in roots:
-                if root in unavailable:
-                    conn.execute("UPDATE files SET status = 'unavailable' WHERE path = ?", (path,))
-                    conn.execute("UPDATE sessions SET state = 'unavailable', "
-                                 "error = 'sessions directory unreadable' WHERE path = ?", (path,))
-                continue
-            for (sid,) in conn.execute("SELECT sid FROM sessions WHERE path = ?", (path,)):
-                drop_session(conn, sid)
-                removed += 1
-            conn.execute("DELETE FROM files WHERE path = ?", (path,))
+        if root in unavailable or root not in roots:
+            if root in unavailable:
+                conn.execute("UPDATE files SET status = 'unavailable' WHERE path = ?", (path,))
+                conn.execute("UPDATE sessions SET state = 'unavailable', "
+                             "error = 'sessions directory unreadable' WHERE path = ?", (path,))
+            continue
+        for (sid,) in conn.execute("SELECT sid FROM sessions WHERE path = ?", (path,)).fetchall():
+            drop_session(conn, sid)
+            removed += 1
+        conn.execute("DELETE FROM files WHERE path = ?", (path,))
     return removed

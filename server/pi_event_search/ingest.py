@@ -35,24 +35,27 @@ class Stale(Exception):
 
 
 def apply_file(conn: sqlite3.Connection, obs: Observation, session_id: str) -> Outcome:
-    conn.execute("BEGIN IMMEDIATE")
+    """Apply one file inside the caller's write transaction, atomically (a savepoint)."""
+    conn.execute("SAVEPOINT apply_file")
     try:
         outcome = _apply(conn, obs, session_id)
-        conn.execute("COMMIT")
-        return outcome
     except Stale as exc:
-        conn.execute("ROLLBACK")
-        mark_stale(conn, obs.path, session_id, str(exc))
+        conn.execute("ROLLBACK TO apply_file")
+        conn.execute("RELEASE apply_file")
+        mark_stale(conn, obs.path, str(exc))
         return Outcome("stale", error=str(exc))
     except BaseException:
-        conn.execute("ROLLBACK")
+        conn.execute("ROLLBACK TO apply_file")
+        conn.execute("RELEASE apply_file")
         raise
+    conn.execute("RELEASE apply_file")
+    return outcome
 
 
-def mark_stale(conn: sqlite3.Connection, path: str, session_id: str | None, error: str) -> None:
-    with store.transaction(conn):
-        conn.execute("UPDATE files SET status = 'stale', reason = ? WHERE path = ?", (error, path))
-        conn.execute("UPDATE sessions SET state = 'stale', error = ? WHERE path = ?", (error, path))
+def mark_stale(conn: sqlite3.Connection, path: str, error: str) -> None:
+    """Keep a session's last known-good rows and say why they are no longer current."""
+    conn.execute("UPDATE files SET status = 'stale', reason = ? WHERE path = ?", (error, path))
+    conn.execute("UPDATE sessions SET state = 'stale', error = ? WHERE path = ?", (error, path))
 
 
 def _apply(conn: sqlite3.Connection, obs: Observation, session_id: str) -> Outcome:
