@@ -130,6 +130,14 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     s2 = SessionBuilder(sessions, str(tmp / "elsewhere"))
     x1 = s2.user("zebrafish websocket secret from another project")
 
+    # An archive directory, searched only when the session_dirs option names it.
+    archive = tmp / "archive"
+    s3 = SessionBuilder(archive, str(proj))
+    q1 = s3.user("the quokka test from the archive")
+    (proj / "notes" / "plain.txt").write_text("plain text\n")
+    (proj / "notes" / "big.md").write_text("# big\n" + "x" * 400 + "\n")
+    (proj / "notes" / "small.md").write_text("# small\n")
+
     notes = proj / "notes" / "notes.md"
     notes.write_text(
         "# Notes\n\n"
@@ -158,6 +166,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
                   {"u1": u1, "r2": r2, "a3": a3, "a4": a4}.items()},
         "notes_ref_line": 3,
         "invisible_ref": f"pi-event:{s2.session_id}/{x1}",
+        "archive": str(archive), "archived_ref": f"pi-event:{s3.session_id}/{q1}",
     }
     return World(tmp=tmp, proj=proj, notes=notes, env=env, facts=facts)
 
@@ -269,6 +278,10 @@ def test_setup_attaches_one_client_per_root(world: World, server_cmd: list[str])
     changed = out["index_changed"]
     assert changed["indexing"] is False and changed["generation"] >= 1
     assert out["client_state"]["generation"] == changed["generation"]
+    assert world.facts["archive"] in out["status_dirs"]
+    assert out["archived"] == [world.facts["archived_ref"]]
+    assert out["narrowed"] == {"plain.txt": False, "big.md": False, "small.md": True}
+    assert out["override"] == {"root_dir": f"{proj}/notes", "sessions": 0}
     assert out["notifications"] == []
 
 

@@ -11,7 +11,7 @@ H.run(function()
     table.insert(changed, ev.data)
   end })
   local index = vim.fn.tempname() .. ".sqlite3"
-  H.setup({ index_path = index })
+  H.setup({ index_path = index, session_dirs = { F.archive } })
   H.put("index_path", index)
   local client = require("pi_events.client")
   local c = H.client()
@@ -52,5 +52,37 @@ H.run(function()
   end, 15000), changed)
   H.put("index_changed", changed[#changed] or vim.NIL)
   H.put("client_state", client.state[c.id] or vim.NIL)
+  H.put("status_dirs", status and status.sessionDirs or vim.NIL)
+  local archived = client.request_sync("piEvents/search", { query = "quokka" }, 10000, c)
+  H.put("archived", vim.tbl_map(function(h)
+    return h.ref
+  end, archived and archived.hits or {}))
+
+  -- Options that narrow attaching: filetypes, max_filesize.
+  H.setup({ index_path = index, session_dirs = { F.archive }, filetypes = { "markdown" },
+    max_filesize = 200 })
+  vim.cmd.edit(F.proj .. "/notes/plain.txt")
+  vim.cmd.edit(F.proj .. "/notes/big.md")
+  vim.cmd.edit(F.proj .. "/notes/small.md")
+  vim.wait(300)
+  local attached = {}
+  for _, name in ipairs({ "plain.txt", "big.md", "small.md" }) do
+    local buf = vim.fn.bufnr(F.proj .. "/notes/" .. name)
+    attached[name] = #vim.lsp.get_clients({ bufnr = buf, name = client.name }) > 0
+  end
+  H.put("narrowed", attached)
+
+  -- A root override: a subdirectory of the sessions' cwd sees none of them.
+  for _, x in ipairs(vim.lsp.get_clients()) do
+    client.call(x, "stop")
+  end
+  H.wait(function()
+    return #vim.lsp.get_clients() == 0
+  end)
+  H.setup({ index_path = index, root = F.proj .. "/notes" })
+  local sub = H.client()
+  local sub_status = client.request_sync("piEvents/status", {}, 10000, sub)
+  H.put("override", { root_dir = sub.config.root_dir, sessions = sub_status and sub_status.sessions
+    or vim.NIL })
   H.put("notifications", H.result.notifications)
 end)
