@@ -272,3 +272,29 @@ def test_index_path_from_environment_and_flag(pi_home, tmp_path):
     assert cli("index", "--index", str(other))[0] == 0
     assert other.exists() and not Path(pi_home.index).exists()
     assert oct(os.stat(other.parent).st_mode & 0o777) == "0o700"
+
+
+def test_index_watch_follows_appends(pi_home):
+    import time
+
+    sb = sample_session(pi_home.sessions, "/p")
+    proc = subprocess.Popen([sys.executable, "-m", "pi_event_search", "index", "--watch"],
+                            env=pi_home.env(), stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while not pi_home.index.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        e = engine(pi_home.index)  # reads only: this test never refreshes itself
+        while not hits(e, "websocket") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert hits(e, "websocket")
+        sb.user("a watched zebra line", newline=False)
+        time.sleep(0.5)
+        assert not hits(e, "zebra"), "torn line stays invisible"
+        sb.write_raw(b"\n")
+        while not hits(e, "zebra") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert hits(e, "zebra")
+    finally:
+        proc.terminate()
+        proc.wait(10)

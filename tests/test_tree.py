@@ -79,6 +79,9 @@ def test_core_concepts_example(example):
     assert ids[r["neighbours"]["before"][0]["entryId"]] == "D"
     r = e.read(ref(sb, m["E"]), ALL, order="branch", before=1)
     assert ids[r["neighbours"]["before"][0]["entryId"]] == "B"
+    assert (e.trace(ref(sb, m["C"]), ALL)["towardLeaf"], e.trace(ref(sb, m["B"]), ALL)["towardLeaf"],
+            e.trace(ref(sb, m["F"]), ALL)["towardLeaf"]) == ("parent", "child", "self")
+    assert e.trace(ref(sb, m["B"]), ALL)["towardLeafRef"].endswith(m["E"])
     got = states(e, sb.session_id)
     assert {k for k, v in m.items() if got[v][0] == "selected"} == {"A", "B", "E", "F"}
     assert {k for k, v in m.items() if got[v][1] == "not-selected"} == {"C", "D"}

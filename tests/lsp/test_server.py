@@ -151,3 +151,16 @@ async def test_cancellation_and_two_servers(start, project, pi_home):
         res = await request(client, "piEvents/search", {"query": "bulk sockets", "limit": 100})
         ids = [h["entryId"] for h in res["hits"]]
         assert len(ids) == len(set(ids)) == 30
+
+
+async def test_bad_settings_are_logged_once_and_ignored(start, project):
+    proj, inside, _ = project
+    client = await start([str(proj)], options={"roots": "not a list", "watch": "yes",
+                                               "currentSession": 5})
+    await wait_for(lambda: len([m for m in client.log_messages if "settings" in m.message]) >= 3)
+    res = await request(client, "piEvents/search", {"query": "websocket"})
+    assert {h["sessionId"] for h in res["hits"]} == {inside.session_id}
+    client.workspace_did_change_configuration(t.DidChangeConfigurationParams(
+        settings={"piEvents": {"roots": ["relative/path"]}}))
+    await wait_for(lambda: any("absolute" in m.message for m in client.log_messages))
+    assert (await request(client, "piEvents/search", {"query": "websocket"}))["hits"]
