@@ -272,6 +272,7 @@ def test_setup_attaches_one_client_per_root(world: World, server_cmd: list[str])
     assert [f["uri"] for f in out["workspace_folders"]] == [Path(proj).as_uri()]
     assert out["notes_filetype"] == "markdown"
     assert out["clients"] == 1
+    assert out["starting_reused"] is True
     assert out["nofile_attached"] is False
     assert out["status_roots"] == [proj]
     assert out["status_index"] == out["index_path"]

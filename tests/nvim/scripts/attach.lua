@@ -14,6 +14,11 @@ H.run(function()
   H.setup({ index_path = index, session_dirs = { F.archive } })
   H.put("index_path", index)
   local client = require("pi_events.client")
+  -- Asking again while the server is still starting reuses it.
+  local first = client.current()
+  local second = client.current()
+  H.put("starting_reused", first ~= nil and second ~= nil and first.id == second.id
+    and not first.initialized)
   local c = H.client()
   H.put("root_dir", c.config.root_dir)
   H.put("init_options", c.config.init_options)

@@ -47,13 +47,28 @@ local handlers = {
   end,
 }
 
---- The running client for a root, if any.
+--- Client ids this plugin started, per root. vim.lsp.get_clients() leaves out clients that are
+--- still initializing; vim.lsp.get_client_by_id() does not.
+---@type table<string, integer>
+local started = {}
+
+---@param c vim.lsp.Client|nil
+---@return boolean
+local function alive(c)
+  return c ~= nil and not (c.is_stopped and M.call(c, "is_stopped"))
+end
+
+--- The running (or starting) client for a root, if any.
 ---@param root string
 ---@return vim.lsp.Client|nil
 function M.get(root)
-  for _, c in ipairs(vim.lsp.get_clients({ name = M.name })) do
-    if c.config.root_dir == root and not (c.is_stopped and M.call(c, "is_stopped")) then
-      return c
+  local c = started[root] and vim.lsp.get_client_by_id(started[root])
+  if alive(c) then
+    return c
+  end
+  for _, other in ipairs(vim.lsp.get_clients({ name = M.name })) do
+    if other.config.root_dir == root and alive(other) then
+      return other
     end
   end
   return nil
@@ -100,17 +115,21 @@ function M.ensure(root, bufnr)
     init_options = config.init_options(root, cfg),
     handlers = handlers,
   }
-  if bufnr == nil then
-    if existing then
-      return existing.id
-    end
-    if has_011 then
-      return vim.lsp.start(lsp_config, { attach = false })
-    end
+  local id
+  if existing then
+    id = vim.lsp.buf_attach_client(assert(bufnr), existing.id) and existing.id or nil
+  elseif bufnr == nil and has_011 then
+    id = vim.lsp.start(lsp_config, { attach = false })
+  elseif bufnr == nil then
     -- 0.10's vim.lsp.start always attaches: start detached through the lower level API.
-    return vim.lsp.start_client(lsp_config)
+    id = vim.lsp.start_client(lsp_config)
+  else
+    id = vim.lsp.start(lsp_config, { bufnr = bufnr })
   end
-  return vim.lsp.start(lsp_config, { bufnr = bufnr })
+  if id and not existing then
+    started[root] = id
+  end
+  return id
 end
 
 --- Whether the plugin attaches the client to this buffer.
