@@ -125,10 +125,13 @@ class _Batch:
         self.has_ids = has_ids
         self.name: str | None = None
         self.name_set = False
+        self.fresh = False
 
     def exists(self, entry_id: str) -> bool:
         if entry_id in self.used:
             return True
+        if self.fresh:  # a rebuilt session has no rows yet besides this batch's
+            return False
         row = self.conn.execute("SELECT 1 FROM events WHERE sid = ? AND entry_id = ?",
                                 (self.sid, entry_id)).fetchone()
         return row is not None
@@ -207,6 +210,7 @@ def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observa
     raw_version = header.get("version")
     version = raw_version if isinstance(raw_version, int) else 1
     batch = _Batch(conn, sid, _cwd(header), 0, has_ids=version >= 2)
+    batch.fresh = True
     for rec in chunk.records:
         if rec.line == 1 and rec.sub == 0:
             continue

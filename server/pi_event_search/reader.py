@@ -33,7 +33,7 @@ def _check(offset: int, length: int, before: int, after: int, order: str) -> Non
 def read_event(engine: Engine, target: Ref, scope: Scope, *, fragment: str | None = None,
                offset: int = 0, length: int = 4000, before: int = 1, after: int = 1,
                order: str = "append") -> dict[str, Any]:
-    from pi_event_search.engine import EngineError, InvalidRef, NotFound
+    from pi_event_search.engine import InvalidRef, NotFound
 
     _check(offset, length, before, after, order)
     fragment = fragment or target.fragment
@@ -44,8 +44,7 @@ def read_event(engine: Engine, target: Ref, scope: Scope, *, fragment: str | Non
     if found is None:
         raise NotFound(str(target))
     if found[1] is None:
-        raise EngineError(f"{target}: the entry is no longer in its source file "
-                          f"{found[0][13]}; search again")
+        raise NotFound(f"{target} (no longer in its source file {found[0][13]}; search again)")
     row, obj, meta = found[0], found[1], found[2]
     assert obj is not None
     event = project(obj, meta["cwd"], bounded=False)

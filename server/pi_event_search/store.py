@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 APPLICATION_ID = 0x50494553  # "PIES"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -44,7 +44,7 @@ CREATE INDEX events_parent ON events(sid, parent_id);
 CREATE INDEX events_ts ON events(ts_ms);
 CREATE TABLE fragments (
   fid INTEGER PRIMARY KEY, eid INTEGER NOT NULL, frag TEXT NOT NULL, kind TEXT NOT NULL,
-  text BLOB NOT NULL, meta TEXT NOT NULL);
+  text NOT NULL, meta TEXT NOT NULL);
 CREATE INDEX fragments_eid ON fragments(eid);
 CREATE VIRTUAL TABLE fts USING fts5(text, meta, content='',
   tokenize='unicode61 remove_diacritics 2');
@@ -61,17 +61,24 @@ INSERT INTO meta(key, value) VALUES ('generation', '0');
 """
 
 
-def pack(text: str) -> bytes:
+PACK_MIN = 256  # shorter texts stay plain: compressing them saves little and costs a call each
+
+
+def pack(text: str) -> str | bytes:
     """Fragment text as stored: zlib keeps the index well below the size of the sources."""
+    if len(text) < PACK_MIN:
+        return text
     return zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
 
 
-def unpack(blob: bytes) -> str:
-    return zlib.decompress(blob).decode("utf-8", "surrogatepass")
+def unpack(stored: str | bytes) -> str:
+    if isinstance(stored, str):
+        return stored
+    return zlib.decompress(stored).decode("utf-8", "surrogatepass")
 
 
-def _sql_unpack(blob: bytes | None) -> str | None:
-    return None if blob is None else unpack(blob)
+def _sql_unpack(stored: str | bytes | None) -> str | None:
+    return None if stored is None else unpack(stored)
 
 
 class ForeignDatabase(Exception):
