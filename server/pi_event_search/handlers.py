@@ -16,7 +16,13 @@ from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
 from pi_event_search import lsp_render, refs
 from pi_event_search.engine import EngineError, InvalidRef, NotFound, Ref
-from pi_event_search.params import BadParams, event_ref, read_params, search_params
+from pi_event_search.params import (
+    BadParams,
+    current_session,
+    event_ref,
+    read_params,
+    search_params,
+)
 from pi_event_search.query import QueryTooLong
 from pi_event_search.search import Filters, StaleCursor
 from pi_event_search.server import PiEventServer
@@ -100,15 +106,16 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
     async def read(ls: PiEventServer, params: Any) -> dict[str, Any]:
         p = read_params(params)
         engine = ls.require_engine()
-        return await ls.run_blocking(engine.read, p.ref, ls.scope(), fragment=p.fragment,
+        return await ls.run_blocking(engine.read, p.ref, ls.scope(p.current), fragment=p.fragment,
                                      offset=p.offset, length=p.length, before=p.before,
                                      after=p.after, order=p.order)
 
     @ls.feature("piEvents/trace")
     @errors
     async def trace(ls: PiEventServer, params: Any) -> dict[str, Any]:
-        ref = event_ref(params)
-        return await ls.run_blocking(ls.require_engine().trace, ref, ls.scope())
+        ref = event_ref(params)  # params is an object from here on
+        return await ls.run_blocking(ls.require_engine().trace, ref,
+                                     ls.scope(current_session(params)))
 
     @ls.feature("piEvents/status")
     @errors

@@ -118,6 +118,7 @@ class ReadParams:
     before: int
     after: int
     order: str
+    current: tuple[str, str | None] | None = None
 
 
 def read_params(params: Any) -> ReadParams:
@@ -127,4 +128,4 @@ def read_params(params: Any) -> ReadParams:
         raise BadParams("order must be 'append' or 'branch'")
     return ReadParams(event_ref(d), _str(d, "fragment"), _int(d, "offset", 0, 0, 1 << 40),
                       _int(d, "length", 4000, 1, 100_000), _int(d, "before", 1, 0, 50),
-                      _int(d, "after", 1, 0, 50), order)
+                      _int(d, "after", 1, 0, 50), order, current_session(d))
