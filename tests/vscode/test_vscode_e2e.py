@@ -236,6 +236,17 @@ def test_search_read_trace_jsonl_hover(code_server: Any) -> None:
     text = out["read"]["text"].replace("\xa0", " ")
     assert "Content" in text and refs[0] in text, text[:2000]
 
+    # Copy Reference, then Previous (append order) and Next (branch order) from the read view.
+    assert out["copy"]["text"] == refs[0]
+    session_id, entry_id = refs[0].removeprefix("pi-event:").split("/")
+    source = next(fx.agent.rglob(f"*_{session_id}.jsonl")).read_text().splitlines()
+    line = out["read"]["logged"]["line"]
+    assert json.loads(source[line - 1])["id"] == entry_id
+    previous_id = json.loads(source[line - 2])["id"]
+    assert out["previous"]["ref"] == f"pi-event:{session_id}/{previous_id}", out["previous"]
+    assert "order=branch" not in out["previous"]["uri"]
+    assert out["next"]["ref"] == refs[0] and "order=branch" in out["next"]["uri"], out["next"]
+
     # Trace: at least the event itself and its parent section.
     trace = out["trace"]["logged"]
     assert trace and trace["ref"] == refs[0]
@@ -255,5 +266,12 @@ def test_search_read_trace_jsonl_hover(code_server: Any) -> None:
     hover = out["hover"]
     assert "fix the flaky websocket reconnect test" in hover, hover
     assert "open source line" in hover, hover
-    for name in ("search", "read", "trace", "jsonl", "hover"):
+    # Reindex: nothing changed since startup.
+    assert out["reindex"]["changedSessions"] == 0 and isinstance(out["reindex"]["generation"], int)
+    assert "reindexed" in out["reindexToast"]
+
+    # Errors only (title bar toggle), empty query: exactly the failed bash result.
+    assert out["errorsOnly"]["refs"] == [f"pi-event:{fx.a.session_id}/{fx.a.ids[6]}"], out["errorsOnly"]
+    assert "errors only" in out["errorsTitle"]
+    for name in ("search", "read", "trace", "jsonl", "hover", "errors", "readme"):
         assert (ARTIFACTS / f"{name}.png").exists(), name

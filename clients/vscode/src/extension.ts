@@ -8,6 +8,7 @@ import { METHODS, type ReindexResult, type StatusResult } from './core/protocol'
 import { parseRef, formatRef } from './core/refs';
 import { type Order } from './core/readUri';
 import { statusBarText } from './core/render';
+import { e2eLog } from './e2eLog';
 import { ReadView, targetOf } from './readView';
 import { Search } from './search';
 import { Server } from './server';
@@ -56,6 +57,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
     const text = formatRef(ref);
     await vscode.env.clipboard.writeText(text);
+    e2eLog('copy', { text });
     void vscode.window.setStatusBarMessage(`Copied ${text}`, 3000);
   });
   command('piEvents.revealSource', async (arg?: unknown) => {
@@ -74,6 +76,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         { location: vscode.ProgressLocation.Notification, title: 'Pi Events: reindexing' },
         () => s.request<ReindexResult>(METHODS.reindex, {}),
       );
+      e2eLog('reindex', { ...r });
       void vscode.window.showInformationMessage(`Pi Events: reindexed (${r.changedSessions} sessions changed, generation ${r.generation}).`);
       status.refreshSoon(0);
     } catch (err) {

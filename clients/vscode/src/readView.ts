@@ -51,11 +51,11 @@ export class ReadView implements vscode.TextDocumentContentProvider, vscode.Docu
     try {
       const result = await this.server.request<ReadResult>(METHODS.read, readParams(target), token);
       this.results.set(uri.toString(), result);
-      e2eLog('read', { uri: uri.toString(), ref: result.event.ref, line: result.source.line });
+      e2eLog('read', { uri: uri.toString(true), ref: result.event.ref, line: result.source.line });
       return readMarkdown(result, { now: Date.now() });
     } catch (err) {
       const message = String((err as Error)?.message ?? err);
-      e2eLog('readError', { uri: uri.toString(), message });
+      e2eLog('readError', { uri: uri.toString(true), message });
       return `# ${formatRef(target.ref)}\n\nCould not read this event: ${message}\n`;
     }
   }
@@ -93,7 +93,7 @@ export class ReadView implements vscode.TextDocumentContentProvider, vscode.Docu
     let doc = await vscode.workspace.openTextDocument(uri);
     if (doc.languageId !== 'markdown') doc = await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
     const editor = await vscode.window.showTextDocument(doc, { preview: true, ...options });
-    e2eLog('openRead', { uri: uri.toString() });
+    e2eLog('openRead', { uri: uri.toString(true) });
     return editor;
   }
 

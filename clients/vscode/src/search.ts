@@ -4,8 +4,10 @@
  * VS Code's own matching (see core/render `protect`), so nothing is hidden or re-sorted.
  */
 import * as vscode from 'vscode';
-import { ERRORS, type Hit, KINDS, METHODS, type SearchFilters, type SearchParams, type SearchResult } from './core/protocol';
-import { hitItemText, protectedLabel, unbold, unprotect, type HighlightStyle } from './core/render';
+import { type FilterState, NO_FILTERS, filterSummary, fromKeys, parseToolList, toWireFilters } from './core/filters';
+import { ERRORS, type Hit, KINDS, METHODS, type SearchParams, type SearchResult } from './core/protocol';
+import { hitItemText, protectedLabel, shortenPath, unbold, unprotect, type HighlightStyle } from './core/render';
+import { pathContext } from './python';
 import { formatRef } from './core/refs';
 import { e2eLog } from './e2eLog';
 import { type ReadView, openSourceLine } from './readView';
@@ -23,35 +25,10 @@ const openSourceButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIc
 const copyButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('copy'), tooltip: 'Copy reference' };
 const traceButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('type-hierarchy'), tooltip: 'Trace' };
 
-export interface SearchFiltersState {
-  kinds: string[];
-  tools: string[];
-  errors: boolean;
-  selectedBranch: boolean;
-}
-
-export function toWireFilters(f: SearchFiltersState): SearchFilters | undefined {
-  const out: SearchFilters = {};
-  if (f.kinds.length) out.kind = [...f.kinds];
-  if (f.tools.length) out.tool = [...f.tools];
-  if (f.errors) out.errors = true;
-  if (f.selectedBranch) out.branchState = ['selected'];
-  return Object.keys(out).length ? out : undefined;
-}
-
-function filterSummary(f: SearchFiltersState): string {
-  const bits: string[] = [];
-  if (f.errors) bits.push('errors only');
-  if (f.selectedBranch) bits.push('selected branch');
-  if (f.kinds.length) bits.push(`kind: ${f.kinds.join(', ')}`);
-  if (f.tools.length) bits.push(`tool: ${f.tools.join(', ')}`);
-  return bits.join(' · ');
-}
-
 export class Search implements vscode.Disposable {
   private picker: vscode.QuickPick<Item> | undefined;
   private value = '';
-  private filters: SearchFiltersState = { kinds: [], tools: [], errors: false, selectedBranch: false };
+  private filters: FilterState = { ...NO_FILTERS };
   private hits: Hit[] = [];
   private cursor: string | null = null;
   private seq = 0;
@@ -196,9 +173,11 @@ export class Search implements vscode.Disposable {
     const now = Date.now();
     const oneChar = this.value.trim().length === 1;
     const style = this.style;
+    const ctx = pathContext();
+    const shorten = (p: string): string => shortenPath(p, ctx.folders, ctx.home);
     const items: Item[] = this.hits.map((hit) => {
       if (hit.toolName) this.seenTools.add(hit.toolName);
-      const text = hitItemText(hit, { now, style, snippetInDescription: oneChar });
+      const text = hitItemText(hit, { now, style, snippetInDescription: oneChar, shorten });
       return { ...text, hit, alwaysShow: true, buttons: [openSourceButton, copyButton, traceButton] };
     });
     if (this.error) items.push({ label: protectedLabel('error', this.error), action: 'none', alwaysShow: true });
@@ -245,7 +224,9 @@ export class Search implements vscode.Disposable {
       this.picker?.hide();
       await openSourceLine(hit.source.uri, hit.source.line);
     } else if (button === copyButton) {
-      await vscode.env.clipboard.writeText(formatRef({ sessionId: hit.sessionId, entryId: hit.entryId }));
+      const text = formatRef({ sessionId: hit.sessionId, entryId: hit.entryId });
+      await vscode.env.clipboard.writeText(text);
+      e2eLog('copy', { text });
       void vscode.window.setStatusBarMessage(`Copied ${hit.ref}`, 3000);
     } else if (button === traceButton) {
       this.picker?.hide();
@@ -289,18 +270,11 @@ export class Search implements vscode.Disposable {
     });
     if (!chosen) return;
     const keys = chosen.map((c) => c.key ?? '');
-    const next: SearchFiltersState = {
-      errors: keys.includes('errors'),
-      selectedBranch: keys.includes('branch'),
-      kinds: keys.filter((k) => k.startsWith('kind:')).map((k) => k.slice(5)),
-      tools: keys.filter((k) => k.startsWith('tool:')).map((k) => k.slice(5)),
-    };
+    const next = fromKeys(keys);
     if (keys.includes('tool?')) {
       const extra = await vscode.window.showInputBox({ title: 'Tool names', prompt: 'Comma-separated tool names', placeHolder: 'web_search, my_tool' });
-      for (const t of (extra ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
-        if (!next.tools.includes(t)) next.tools.push(t);
-        this.seenTools.add(t);
-      }
+      next.tools = parseToolList(extra, next.tools);
+      for (const t of next.tools) this.seenTools.add(t);
     }
     this.filters = next;
   }

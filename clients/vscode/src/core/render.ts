@@ -205,20 +205,39 @@ export interface HitItemOptions {
    * in the description instead (not matched), leaving only the icon in the label.
    */
   snippetInDescription?: boolean;
+  /** Shortens the cwd for display (see `shortenPath`). */
+  shorten?: (path: string) => string;
+}
+
+/**
+ * A cwd for display: a workspace folder by its name (`proj`, `proj/sub`), else `~/...` under the
+ * home directory, else unchanged.
+ */
+export function shortenPath(path: string, folders: readonly string[], home: string): string {
+  const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path;
+  for (const f of folders) {
+    const folder = f.length > 1 ? f.replace(/\/+$/, '') : f;
+    const name = folder.split('/').pop() || folder;
+    if (trimmed === folder) return name;
+    if (trimmed.startsWith(`${folder}/`)) return `${name}/${trimmed.slice(folder.length + 1)}`;
+  }
+  if (home && home !== '/' && (trimmed === home || trimmed.startsWith(`${home}/`))) return `~${trimmed.slice(home.length)}`;
+  return trimmed;
 }
 
 export function hitItemText(hit: Hit, opts: HitItemOptions): ItemText {
   const icon = `$(${kindIcon(hit.kind, hit.isError)})`;
   const snippet = highlight(hit.snippet ?? '', hit.matches, opts.style);
-  const where = hit.sessionName || hit.cwd || hit.sessionId;
+  const short = (p: string) => (opts.shorten ? opts.shorten(p) : p);
+  const where = hit.sessionName || (hit.cwd ? short(hit.cwd) : '') || hit.sessionId;
   const when = relativeTime(hit.timestamp, opts.now);
   const place = [where, when].filter(Boolean).join(' · ');
-  const facts = [kindTag(hit.kind, hit.toolName, hit.isError)];
+  const facts = [kindTitle(hit.kind, hit.toolName, hit.isError)];
   if (hit.branchState && hit.branchState !== 'selected') facts.push(`${hit.branchState} branch`);
   if (hit.selectionState && hit.selectionState !== 'direct' && hit.selectionState !== 'not-applicable') {
     facts.push(hit.selectionState);
   }
-  if (hit.sessionName && hit.cwd) facts.push(hit.cwd);
+  if (hit.sessionName && hit.cwd) facts.push(short(hit.cwd));
   const detail = noIcons(facts.join(' · '));
   if (opts.snippetInDescription) {
     return { label: icon, description: noIcons(`${snippet}  —  ${place}`), detail };

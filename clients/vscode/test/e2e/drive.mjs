@@ -132,6 +132,16 @@ try {
   out.read = { uri: readUri, tab: await activeTab(page), text: await editorText(page), logged: logEvents('read').at(-1) };
   await shot(page, 'read');
 
+  // 3b. Copy its reference; step to the previous event (append order), then back (branch order).
+  await runCommand(page, 'Pi Events: Copy Reference');
+  out.copy = await until('the copied reference', async () => logEvents('copy').at(-1), 10000);
+  const reads = logEvents('read').length;
+  await runCommand(page, 'Pi Events: Previous Event (append order)');
+  out.previous = await until('the previous event', async () => logEvents('read').slice(reads)[0], 15000);
+  await runCommand(page, 'Pi Events: Next Event (branch order)');
+  out.next = await until('the next event', async () => logEvents('read').slice(reads + 1)[0], 15000);
+  await until('the read view editor', async () => (await editorText(page)).includes('Content'), 15000);
+
   // 4. Trace the event in the read view.
   await runCommand(page, 'Pi Events: Trace');
   await until('the trace picker', async () => (await page.locator('.quick-input-widget .quick-input-title').innerText()).includes('Pi Events: Trace'), 10000);
@@ -176,13 +186,44 @@ try {
   out.hover = hover;
   await shot(page, 'hover');
 
-  // 7. A screenshot for the README: the search picker over the read view.
+  // 7. Reindex from the palette.
   await page.keyboard.press('Escape');
-  await page.keyboard.press('Control+P');
-  await page.keyboard.press('Escape');
-  const third = await searchFor(page, cfg.query);
-  out.readme = { rows: third.rows.length };
-  await shot(page, 'readme');
+  await runCommand(page, 'Pi Events: Reindex');
+  out.reindex = await until('the reindex answer', async () => logEvents('reindex').at(-1), 20000);
+  out.reindexToast = await until('the reindex notification', async () => {
+    const t = await page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts();
+    return t.find((x) => x.includes('reindexed'));
+  }, 10000).catch(() => '');
+
+  // 8. Errors-only filter (title bar toggle) on the empty query: the newest failed events.
+  await runCommand(page, 'Pi Events: Search');
+  await until('the search picker', async () => (await page.locator('.quick-input-widget .quick-input-title').innerText()).includes('Pi Events: Search'), 10000);
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Backspace');
+  await until('the empty query', async () => (logEvents('search').at(-1)?.query === '' ? true : undefined), 10000);
+  await page.locator('.quick-input-widget .action-label[aria-label^="Errors only"]').first().click();
+  out.errorsOnly = await until('errors-only results', async () => {
+    const e = logEvents('search').at(-1);
+    return e && e.query === '' && e.filters?.errors === true ? e : undefined;
+  }, 10000);
+  out.errorsTitle = await page.locator('.quick-input-widget .quick-input-title').innerText();
+  await sleep(300);
+  await shot(page, 'errors');
+
+  // 9. Open that failure, then search again over it (errors off) for the README screenshot.
+  await page.keyboard.press('Enter');
+  await until('the failure read view', async () => (logEvents('read').at(-1)?.ref === out.errorsOnly.refs[0] ? true : undefined), 15000);
+  await until('the read view editor', async () => (await editorText(page)).includes('Content'), 15000);
+  await runCommand(page, 'Pi Events: Search');
+  await until('the search picker', async () => (await page.locator('.quick-input-widget .quick-input-title').innerText()).includes('errors only'), 10000);
+  await page.locator('.quick-input-widget .action-label[aria-label^="Errors only"]').first().click();
+  const before = logEvents('search').length;
+  await page.locator('.quick-input-widget input').focus();
+  await page.keyboard.type(cfg.query, { delay: 30 });
+  await until('results for the README', async () => logEvents('search').slice(before).find((e) => e.query === cfg.query && !e.filters), 10000);
+  await page.mouse.move(1300, 850);
+  await sleep(800);
+  await page.screenshot({ path: join(cfg.shots, 'readme.png'), clip: { x: 0, y: 0, width: 1400, height: 620 } });
   await page.keyboard.press('Escape');
 } catch (err) {
   out.errors.push(String(err?.stack ?? err));

@@ -12,6 +12,7 @@ import {
   protect,
   readMarkdown,
   relativeTime,
+  shortenPath,
   statusBarText,
   stepTarget,
   traceEntries,
@@ -103,7 +104,7 @@ describe('hitItemText', () => {
     const t = hitItemText(hit(), { now: NOW, style: 'brackets' });
     assert.equal(unprotect(t.label), "$(error) npm ERR! ⟦ENOENT⟧: no such file or directory, open 'package.json'");
     assert.equal(t.description, 'fix the build · 2 h ago');
-    assert.equal(t.detail, 'result! bash · /home/u/proj');
+    assert.equal(t.detail, 'Tool result: bash (error) · /home/u/proj');
   });
   it('falls back to cwd and notes non-selected branches', () => {
     const t = hitItemText(hit({ sessionName: null, branchState: 'alternate', selectionState: 'not-selected', isError: false }), {
@@ -111,7 +112,7 @@ describe('hitItemText', () => {
       style: 'none',
     });
     assert.equal(t.description, '/home/u/proj · 2 h ago');
-    assert.equal(t.detail, 'result bash · alternate branch · not-selected');
+    assert.equal(t.detail, 'Tool result: bash · alternate branch · not-selected');
     assert.ok(t.label.startsWith('$(output) '));
   });
   it('can move the snippet out of the label (one-character queries)', () => {
@@ -257,5 +258,22 @@ describe('status bar', () => {
   });
   it('abbreviates numbers', () => {
     assert.deepEqual([5, 999, 1000, 1500, 12_345, 2_500_000].map(compactNumber), ['5', '999', '1k', '1.5k', '12k', '2.5M']);
+  });
+});
+
+describe('shortenPath', () => {
+  it('names workspace folders, abbreviates home, leaves the rest', () => {
+    const folders = ['/work/proj', '/srv/other/'];
+    assert.equal(shortenPath('/work/proj', folders, '/home/me'), 'proj');
+    assert.equal(shortenPath('/work/proj/sub/dir/', folders, '/home/me'), 'proj/sub/dir');
+    assert.equal(shortenPath('/srv/other/x', folders, '/home/me'), 'other/x');
+    assert.equal(shortenPath('/work/project2', folders, '/home/me'), '/work/project2');
+    assert.equal(shortenPath('/home/me/code', folders, '/home/me'), '~/code');
+    assert.equal(shortenPath('/home/meow', folders, '/home/me'), '/home/meow');
+    assert.equal(shortenPath('/', folders, '/'), '/');
+  });
+  it('is used for the cwd of hits', () => {
+    const t = hitItemText(hit({ sessionName: null }), { now: NOW, style: 'none', shorten: (p) => shortenPath(p, ['/home/u/proj'], '/home/u') });
+    assert.equal(t.description, 'proj · 2 h ago');
   });
 });
