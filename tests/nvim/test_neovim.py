@@ -348,6 +348,11 @@ def test_read_view_and_open(world: World, server_cmd: list[str]) -> None:
     assert out["read_modifiable"] is False
     assert out["neighbour_first_line"] == f"# {f['ref']['a2']}"
     assert out["open_line"] == f["lines"]["r2"]
+    # a1 = [text, toolCall]: fragments are named by kind and content block index
+    whole = [h for h in out["whole"] if h.startswith(("## assistant", "## tool"))]
+    assert whole == ["## assistant.text:0", "## tool.call:1"]
+    assert [h for h in out["fragment"] if h.startswith(("## assistant", "## tool"))] == [
+        "## tool.call:1"]
     assert any("Event not found" in n["msg"] for n in out["notifications"]), out["notifications"]
 
 

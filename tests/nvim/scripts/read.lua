@@ -34,6 +34,24 @@ H.run(function()
   end), H.buffer().name)
   H.put("open_line", vim.api.nvim_win_get_cursor(0)[1])
 
+  -- a fragment reference reads that fragment only
+  local a1 = "pi-event:" .. F.session .. "/" .. F.ids.a1
+  vim.cmd("PiEvents read " .. a1)
+  H.wait(function()
+    return vim.api.nvim_buf_get_name(0):find(F.ids.a1, 1, true)
+  end)
+  H.put("whole", vim.tbl_filter(function(l)
+    return l:match("^## ") ~= nil
+  end, vim.api.nvim_buf_get_lines(0, 0, -1, false)))
+  vim.cmd("enew")
+  vim.cmd("PiEvents read " .. a1 .. "#tool.call:1")
+  H.wait(function()
+    return vim.api.nvim_buf_get_name(0):find(F.ids.a1, 1, true)
+  end)
+  H.put("fragment", vim.tbl_filter(function(l)
+    return l:match("^## ") ~= nil
+  end, vim.api.nvim_buf_get_lines(0, 0, -1, false)))
+
   vim.cmd("PiEvents read pi-event:nope/deadbeef")
   H.wait(function()
     return #H.result.notifications > 0
