@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 APPLICATION_ID = 0x50494553  # "PIES"
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -32,6 +32,7 @@ CREATE TABLE sessions (
   leaf TEXT, entries INTEGER NOT NULL DEFAULT 0, state TEXT NOT NULL DEFAULT 'ok', error TEXT);
 CREATE INDEX sessions_cwd ON sessions(cwd_canon);
 CREATE INDEX sessions_parent ON sessions(parent_path);
+CREATE INDEX sessions_path ON sessions(path);
 CREATE TABLE events (
   eid INTEGER PRIMARY KEY, sid INTEGER NOT NULL, entry_id TEXT NOT NULL, parent_id TEXT,
   seq INTEGER NOT NULL, line INTEGER NOT NULL, byte_off INTEGER NOT NULL, sub INTEGER NOT NULL,
