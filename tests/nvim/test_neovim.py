@@ -46,16 +46,16 @@ def find_nvim() -> tuple[str | None, str]:
 
 
 def find_server() -> tuple[list[str] | None, str]:
-    """The server command, when the server package can serve; or None and why not."""
+    """The server command; None (and why) only while the server is not part of the tree.
+    A server that is there but cannot even print its help fails the tests: never a skip."""
+    if not (REPO / "server" / "pi_event_search" / "server.py").exists():
+        return None, "the language server (server/pi_event_search/server.py) is not there yet"
     exe = Path(sys.executable).parent / "pi-event-search"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "pi_event_search"]
     cmd.append("serve")
-    try:
-        out = subprocess.run([*cmd, "--help"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, f"server command failed: {exc}"
+    out = subprocess.run([*cmd, "--help"], capture_output=True, text=True, timeout=120)
     if out.returncode != 0:
-        return None, f"`{' '.join(cmd)} --help` failed: {(out.stderr or out.stdout)[-300:]}"
+        pytest.fail(f"`{' '.join(cmd)} --help` failed: {(out.stderr or out.stdout)[-1500:]}")
     return cmd, ""
 
 
