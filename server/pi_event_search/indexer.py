@@ -44,6 +44,22 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
     infos = {o.path: _header(o, known.get(o.path)) for o in observed}
     canonical = _canonical(observed, infos)
     report = Report(files=len(observed))
+    _apply_all(conn, observed, infos, canonical, known, report, progress)
+    with store.WriteBatch(conn) as batch:
+        batch.begin()
+        report.removed = _forget(conn, {o.path for o in observed}, {d.path for d in dirs},
+                                 unavailable)
+        batch.dirty |= report.removed > 0
+    report.generation = store.generation(conn)
+    if progress is not None:
+        progress(len(observed), len(observed), "")
+    return report
+
+
+def _apply_all(conn: sqlite3.Connection, observed: list[Observation],
+               infos: dict[str, HeaderInfo], canonical: dict[str, Observation],
+               known: dict[str, tuple[object, ...]], report: Report,
+               progress: Progress | None) -> None:
     with store.WriteBatch(conn) as batch:
         for i, obs in enumerate(observed):
             if progress is not None:
@@ -59,14 +75,6 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
                 report.count(outcome)
                 batch.dirty |= outcome.change in ("appended", "rebuilt")
             batch.maybe_commit()
-        batch.begin()
-        report.removed = _forget(conn, {o.path for o in observed}, {d.path for d in dirs},
-                                 unavailable)
-        batch.dirty |= report.removed > 0
-    report.generation = store.generation(conn)
-    if progress is not None:
-        progress(len(observed), len(observed), "")
-    return report
 
 
 def _header(obs: Observation, row: tuple[object, ...] | None) -> HeaderInfo:

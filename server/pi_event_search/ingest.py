@@ -10,14 +10,13 @@ import os
 import sqlite3
 import time
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import orjson
 
-from pi_event_search import jsonl, store, tree
+from pi_event_search import jsonl, tree
 from pi_event_search.discovery import Observation
-from pi_event_search.projection import Event, project
+from pi_event_search.prepare import Prepared, parse_open, prepare
 from pi_event_search.sessions import drop_session, upsert_session
 
 RACY_NS = 3_000_000_000
@@ -96,15 +95,6 @@ def _appended(fh: Any, st: os.stat_result, cp: tuple[Any, ...]) -> bool:
     return last is not None and jsonl.digest(last) == cp[8]
 
 
-def _ts_ms(value: Any) -> int | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        return None
-
-
 class _Batch:
     """Rows for one session, built in memory then written with executemany."""
 
@@ -136,37 +126,32 @@ class _Batch:
                                 (self.sid, entry_id)).fetchone()
         return row is not None
 
-    def add(self, rec: jsonl.Record) -> None:
-        obj = rec.obj
-        raw_id = obj.get("id")
+    def add(self, prep: Prepared) -> None:
         ordinal = self.seq + 1
-        if isinstance(raw_id, str) and raw_id:
-            entry_id = raw_id if not self.exists(raw_id) else f"{raw_id}~{ordinal}"
-            parent = obj.get("parentId")
-            parent_id = parent if isinstance(parent, str) and parent else None
+        if prep.raw_id is not None:
+            entry_id = prep.raw_id if not self.exists(prep.raw_id) else f"{prep.raw_id}~{ordinal}"
+            parent_id = prep.raw_parent
         else:
             self.has_ids = False
             entry_id = f"v1~{ordinal}"
             parent_id = self.prev_id  # Pi's own v1 migration chains entries linearly
         self.used.add(entry_id)
-        event = project(obj, self.cwd)
-        self._rows(rec, entry_id, parent_id, event)
+        self._rows(prep, entry_id, parent_id)
         self.prev_id = entry_id
         self.seq += 1
 
-    def _rows(self, rec: jsonl.Record, entry_id: str, parent_id: str | None, ev: Event) -> None:
+    def _rows(self, prep: Prepared, entry_id: str, parent_id: str | None) -> None:
+        ev = prep.event
         eid = self.eid
         self.eid += 1
         facts = dict(ev.tree)
-        ts = obj_ts = rec.obj.get("timestamp")
         kinds = ",".join(dict.fromkeys(f.kind for f in ev.fragments))
-        self.events.append((eid, self.sid, entry_id, parent_id, self.seq, rec.line, rec.offset,
-                            rec.sub, rec.line_hash, ev.entry_type, ev.role, ev.tool_name,
-                            ts if isinstance(ts, str) else None, _ts_ms(obj_ts), int(ev.is_error),
-                            ev.context_role, ev.preview, kinds,
-                            orjson.dumps(facts).decode() if facts else None))
-        for frag in ev.fragments:
-            self.fragments.append((self.fid, eid, frag.fragment_id, frag.kind, frag.text, frag.meta))
+        self.events.append((eid, self.sid, entry_id, parent_id, self.seq, prep.line, prep.offset,
+                            prep.sub, prep.line_hash, ev.entry_type, ev.role, ev.tool_name,
+                            prep.ts, prep.ts_ms, int(ev.is_error), ev.context_role, ev.preview,
+                            kinds, orjson.dumps(facts).decode() if facts else None))
+        for frag, packed in zip(ev.fragments, prep.packed, strict=True):
+            self.fragments.append((self.fid, eid, frag.fragment_id, frag.kind, packed, frag.meta))
             self.fts.append((self.fid, frag.text, frag.meta))
             self.fid += 1
         self.relations.extend((eid, rtype, target) for rtype, target in ev.relations)
@@ -185,24 +170,19 @@ class _Batch:
             "selection_state, preview, kinds, facts) VALUES "
             "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         self.conn.executemany("INSERT INTO fragments (fid, eid, frag, kind, text, meta) "
-                              "VALUES (?,?,?,?,?,?)",
-                              [(*f[:4], store.pack(f[4]), f[5]) for f in self.fragments])
+                              "VALUES (?,?,?,?,?,?)", self.fragments)
         self.conn.executemany("INSERT INTO fts (rowid, text, meta) VALUES (?,?,?)", self.fts)
         self.conn.executemany("INSERT INTO relations VALUES (?,?,?)", self.relations)
         self.conn.executemany("INSERT INTO calls VALUES (?,?,?)", self.calls)
         self.conn.executemany("INSERT INTO file_refs VALUES (?,?,?,?)", self.files)
 
 
-def _records(fh: Any, start: int, first_line: int, size: int) -> jsonl.Chunk:
-    return jsonl.read_lines(fh, start, first_line, limit=size - start)
-
-
 def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observation,
              session_id: str) -> Outcome:
-    header, header_raw, reason = jsonl.read_header(fh)
+    parsed = parse_open(fh)
+    header, header_raw = parsed.header, parsed.header_raw
     if header is None or header_raw is None or header.get("id") != session_id:
-        raise Stale(reason or "session header changed while indexing")
-    chunk = _records(fh, 0, 1, st.st_size)
+        raise Stale(parsed.reason or "session header changed while indexing")
     for (sid,) in conn.execute("SELECT sid FROM sessions WHERE session_id = ? OR path = ?",
                                (session_id, obs.path)).fetchall():
         drop_session(conn, sid)
@@ -211,27 +191,26 @@ def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observa
     version = raw_version if isinstance(raw_version, int) else 1
     batch = _Batch(conn, sid, _cwd(header), 0, has_ids=version >= 2)
     batch.fresh = True
-    for rec in chunk.records:
-        if rec.line == 1 and rec.sub == 0:
-            continue
-        batch.add(rec)
+    for prep in parsed.records:
+        batch.add(prep)
     states = tree.compute(batch.nodes, batch.has_ids)
     batch.write(states)
-    _finish(conn, sid, batch, states, obs, st, chunk, jsonl.digest(header_raw), replace=True)
+    _finish(conn, sid, batch, states, obs, st, parsed.chunk, jsonl.digest(header_raw),
+            replace=True)
     return Outcome("rebuilt", len(batch.events))
 
 
 def _append(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observation, sid: int,
             committed: int, lines: int) -> Outcome:
-    chunk = _records(fh, committed, lines + 1, st.st_size)
+    chunk = jsonl.read_lines(fh, committed, lines + 1, limit=st.st_size - committed)
     row = conn.execute("SELECT cwd, version, (SELECT count(*) FROM events WHERE sid = ?) "
                        "FROM sessions WHERE sid = ?", (sid, sid)).fetchone()
     last = conn.execute("SELECT entry_id FROM events WHERE sid = ? ORDER BY seq DESC LIMIT 1",
                         (sid,)).fetchone()
     batch = _Batch(conn, sid, row[0], row[2], has_ids=(row[1] or 1) >= 2)
     batch.prev_id = last[0] if last else None
-    for rec in chunk.records:
-        batch.add(rec)
+    for prep in prepare(chunk.records, row[0], skip_header=False):
+        batch.add(prep)
     nodes = [tree.Node(seq, eid, pid, etype, orjson.loads(facts) if facts else {})
              for seq, eid, pid, etype, facts in conn.execute(
                  "SELECT seq, entry_id, parent_id, entry_type, facts FROM events WHERE sid = ? "
