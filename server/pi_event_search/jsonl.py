@@ -76,10 +76,48 @@ def _parse_slow(data: bytes) -> tuple[list[dict[str, Any]], str | None]:
             error = f"invalid JSON at column {pos + 1}: {getattr(exc, 'msg', 'too deeply nested')}"
             break
         if isinstance(value, dict):
-            objects.append(value)
+            objects.append(_like_orjson(value))
         else:
             error = f"not a JSON object ({type(value).__name__})"
     return objects, error
+
+
+def _like_orjson(value: dict[str, Any]) -> dict[str, Any]:
+    """What the fast path would produce: lone surrogates become U+FFFD (SQLite and orjson refuse
+    them) and integers beyond 64 bits become floats (orjson parses them so). Iterative: a deeply
+    nested object must not exhaust the stack."""
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        container, key = stack.pop()
+        item = container[key]
+        if isinstance(item, str):
+            container[key] = _no_surrogates(item)
+        elif isinstance(item, int) and not isinstance(item, bool):
+            if not -(1 << 63) <= item < (1 << 64):
+                try:
+                    container[key] = float(item)
+                except OverflowError:
+                    container[key] = None
+        elif isinstance(item, dict):
+            if not all(isinstance(k, str) and k.isascii() for k in item):
+                item = {_no_surrogates(k): v for k, v in item.items()}
+                container[key] = item
+            stack.extend((item, k) for k in item)
+        elif isinstance(item, list):
+            stack.extend((item, i) for i in range(len(item)))
+    result: dict[str, Any] = root[0]
+    return result
+
+
+def _no_surrogates(text: str) -> str:
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 def read_lines(fh: BinaryIO, start: int, first_line: int, limit: int | None = None) -> Chunk:

@@ -187,8 +187,11 @@ def _text(value: Any) -> str:
         return value
     try:
         return orjson.dumps(value).decode()
-    except TypeError:
-        return str(value)
+    except TypeError:  # nested deeper than orjson writes, or an integer beyond 64 bits
+        try:
+            return str(value)
+        except RecursionError:
+            return f"[{type(value).__name__} nested too deeply to show]"
 
 
 def _tool_call(event: Event, i: int, block: dict[str, Any], cwd: str) -> None:
