@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pi_event_search import indexer, locations, store
+from pi_event_search import indexer, jsonl, locations, store
 from pi_event_search.authz import Scope
 from pi_event_search.discovery import SessionDir, default_dirs
 from pi_event_search.search import Filters, Page, search
@@ -68,6 +68,14 @@ def parse_time(value: str | None, what: str = "time") -> int | None:
     return int(dt.timestamp() * 1000)
 
 
+def _valid(value: Any) -> Any:
+    if isinstance(value, str):
+        return jsonl.valid_text(value)
+    if isinstance(value, list):
+        return [_valid(v) for v in value]
+    return value
+
+
 class Engine:
     """Owns the write connection (one indexing pass at a time per process) and opens readers."""
 
@@ -102,7 +110,10 @@ class Engine:
 
     def search(self, query: str, filters: Filters, scope: Scope, *, limit: int = 20,
                cursor: str | None = None, prefix_last: bool = False) -> Page:
-        return search(self.reader(), query, filters, scope, limit=limit, cursor=cursor,
+        # Text from argv (surrogate escapes) or JSON (lone \uD800) may hold lone surrogates.
+        clean = {f.name: _valid(getattr(filters, f.name)) for f in fields(filters)}
+        return search(self.reader(), jsonl.valid_text(query), Filters(**clean), scope, limit=limit,
+                      cursor=cursor if cursor is None else jsonl.valid_text(cursor),
                       prefix_last=prefix_last)
 
     def read(self, ref: str | Ref, scope: Scope, **kw: Any) -> dict[str, Any]:

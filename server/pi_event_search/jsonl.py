@@ -92,7 +92,7 @@ def _like_orjson(value: dict[str, Any]) -> dict[str, Any]:
         container, key = stack.pop()
         item = container[key]
         if isinstance(item, str):
-            container[key] = _no_surrogates(item)
+            container[key] = valid_text(item)
         elif isinstance(item, int) and not isinstance(item, bool):
             if not -(1 << 63) <= item < (1 << 64):
                 try:
@@ -101,7 +101,7 @@ def _like_orjson(value: dict[str, Any]) -> dict[str, Any]:
                     container[key] = None
         elif isinstance(item, dict):
             if not all(isinstance(k, str) and k.isascii() for k in item):
-                item = {_no_surrogates(k): v for k, v in item.items()}
+                item = {valid_text(k): v for k, v in item.items()}
                 container[key] = item
             stack.extend((item, k) for k in item)
         elif isinstance(item, list):
@@ -110,7 +110,8 @@ def _like_orjson(value: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _no_surrogates(text: str) -> str:
+def valid_text(text: str) -> str:
+    """Text SQLite and orjson accept: lone surrogates become U+FFFD."""
     if text.isascii():
         return text
     try:
