@@ -7,6 +7,7 @@ was found) never grants anything.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -22,6 +23,21 @@ def canonical(path: str | None) -> str | None:
         return os.path.realpath(path)
     except (OSError, ValueError):
         return os.path.normpath(path)
+
+
+def place_token(path: str) -> str:
+    """An FTS token naming one directory. Every fragment carries the tokens of its session's cwd
+    and that cwd's ancestors, so FTS itself narrows a search to the roots (the SQL predicate
+    still decides)."""
+    return "zzplace" + hashlib.blake2b(path.encode("utf-8", "surrogatepass"),
+                                       digest_size=8).hexdigest()
+
+
+def place_tokens(cwd_canon: str | None) -> str:
+    if not cwd_canon or cwd_canon == "/":
+        return ""
+    parts = cwd_canon.strip("/").split("/")
+    return " ".join(place_token("/" + "/".join(parts[: i + 1])) for i in range(len(parts)))
 
 
 def git_root(start: str) -> str | None:
@@ -57,6 +73,12 @@ class Scope:
             return Scope(None, current_session, cutoff)
         canon = tuple(sorted({c for c in (canonical(r) for r in roots) if c}))
         return Scope(canon, current_session, cutoff)
+
+    def fts_filter(self) -> str | None:
+        """An FTS5 clause on the meta column matching only fragments under the roots."""
+        if self.roots is None or not self.roots or "/" in self.roots:
+            return None
+        return "meta : (" + " OR ".join(f'"{place_token(r)}"' for r in self.roots) + ")"
 
     def session_sql(self, alias: str = "s") -> tuple[str, list[object]]:
         """Predicate on a sessions row: visible to this caller."""

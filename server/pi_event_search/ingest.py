@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from pi_event_search import jsonl, tree
+from pi_event_search.authz import place_tokens
 from pi_event_search.discovery import Observation
 from pi_event_search.prepare import Prepared, parse_open, prepare
 from pi_event_search.sessions import drop_session, upsert_session
@@ -101,6 +102,8 @@ class _Batch:
     def __init__(self, conn: sqlite3.Connection, sid: int, cwd: str | None, seq: int,
                  has_ids: bool) -> None:
         self.conn, self.sid, self.cwd, self.seq = conn, sid, cwd, seq
+        canon = conn.execute("SELECT cwd_canon FROM sessions WHERE sid = ?", (sid,)).fetchone()
+        self.places = place_tokens(canon[0] if canon else None)
         self.eid = (conn.execute("SELECT max(eid) FROM events").fetchone()[0] or 0) + 1
         self.fid = (conn.execute("SELECT max(fid) FROM fragments").fetchone()[0] or 0) + 1
         self.events: list[tuple[Any, ...]] = []
@@ -151,8 +154,9 @@ class _Batch:
                             prep.ts, prep.ts_ms, int(ev.is_error), ev.context_role, ev.preview,
                             kinds, orjson.dumps(facts).decode() if facts else None))
         for frag, packed in zip(ev.fragments, prep.packed, strict=True):
-            self.fragments.append((self.fid, eid, frag.fragment_id, frag.kind, packed, frag.meta))
-            self.fts.append((self.fid, frag.text, frag.meta))
+            meta = f"{frag.meta} {self.places}" if frag.meta else self.places
+            self.fragments.append((self.fid, eid, frag.fragment_id, frag.kind, packed, meta))
+            self.fts.append((self.fid, frag.text, meta))
             self.fid += 1
         self.relations.extend((eid, rtype, target) for rtype, target in ev.relations)
         self.calls.extend((self.sid, call_id, eid) for call_id in ev.call_ids)

@@ -27,6 +27,7 @@ KIND_WEIGHTS = {
 }
 COLUMN_WEIGHTS = (1.0, 0.5)  # fragment text, then meta (tool name, error state, custom type)
 MAX_LIMIT = 200
+CANDIDATES = 1000  # a query matching more fragments ranks the newest this many (README)
 
 
 class StaleCursor(ValueError):
@@ -126,7 +127,8 @@ def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope,
             return Page([], None)
         rows = _recent(conn, filters, where, params, limit + 1, offset)
     else:
-        rows = _ranked(conn, parsed.match, filters, where, params, limit + 1, offset)
+        rows = _ranked(conn, parsed.match, filters, where, params, limit + 1, offset,
+                       scope.fts_filter())
     more = len(rows) > limit
     rows = rows[:limit]
     texts = snippets(conn, parsed.match, [r[-3] for r in rows])
@@ -137,25 +139,30 @@ def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope,
 
 
 def _ranked(conn: sqlite3.Connection, match: str, f: Filters, where: list[str],
-            params: list[Any], limit: int, offset: int) -> list[tuple[Any, ...]]:
+            params: list[Any], limit: int, offset: int, scope_fts: str | None
+            ) -> list[tuple[Any, ...]]:
     kind_where: list[str] = []
     kind_params: list[Any] = []
     _in("f.kind", f.kinds, kind_where, kind_params)
     extra = (" AND " + " AND ".join(kind_where)) if kind_where else ""
+    # Candidates: visible, filtered matches, newest first, at most CANDIDATES of them (bm25 is
+    # computed only for those). Deep pages rank every match.
+    deep = offset + limit > CANDIDATES // 2
+    window = "" if deep else f"ORDER BY fts.rowid DESC LIMIT {CANDIDATES}"
     sql = f"""
-      WITH m AS (SELECT rowid AS fid, bm25(fts, {COLUMN_WEIGHTS[0]}, {COLUMN_WEIGHTS[1]}) AS r
-                 FROM fts WHERE fts MATCH ?),
-      scored AS (
-        SELECT f.eid, f.fid, f.frag, f.kind, m.r * {_weight_sql()} AS score
-        FROM m JOIN fragments f ON f.fid = m.fid JOIN events e ON e.eid = f.eid
+      WITH scored AS (
+        SELECT f.eid, f.fid, f.frag, f.kind,
+               bm25(fts, {COLUMN_WEIGHTS[0]}, {COLUMN_WEIGHTS[1]}) * {_weight_sql()} AS score
+        FROM fts JOIN fragments f ON f.fid = fts.rowid JOIN events e ON e.eid = f.eid
         JOIN sessions s ON s.sid = e.sid
-        WHERE {' AND '.join(where)}{extra}),
+        WHERE fts MATCH ? AND {' AND '.join(where)}{extra} {window}),
       best AS (SELECT *, row_number() OVER (PARTITION BY eid ORDER BY score, fid) AS rn
                FROM scored)
       SELECT {HIT_COLUMNS}, best.fid, best.frag, best.kind, -best.score FROM best
       JOIN events e ON e.eid = best.eid JOIN sessions s ON s.sid = e.sid
       WHERE rn = 1 ORDER BY best.score, e.ts_ms DESC, e.eid LIMIT ? OFFSET ?"""
-    rows = conn.execute(sql, [match, *params, *kind_params, limit, offset]).fetchall()
+    full = f"({match}) AND {scope_fts}" if scope_fts else match
+    rows = conn.execute(sql, [full, *params, *kind_params, limit, offset]).fetchall()
     return [(*r[:-4], r[-1], r[-4], r[-3], r[-2]) for r in rows]
 
 
