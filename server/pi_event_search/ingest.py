@@ -21,6 +21,7 @@ from pi_event_search.prepare import Prepared, parse_open, prepare
 from pi_event_search.sessions import drop_session, upsert_session
 
 RACY_NS = 3_000_000_000
+FLUSH_ROWS = 2000  # fragments held in memory before they are written (bounds memory per file)
 
 
 @dataclass(slots=True)
@@ -165,7 +166,19 @@ class _Batch:
         if ev.entry_type == "session_info":
             self.name, self.name_set = (facts.get("name") or None), True
 
+    def flush(self) -> None:
+        """Write the bulky rows gathered so far (text, FTS, relations); events wait for states."""
+        self.conn.executemany("INSERT INTO fragments (fid, eid, frag, kind, text, meta) "
+                              "VALUES (?,?,?,?,?,?)", self.fragments)
+        self.conn.executemany("INSERT INTO fts (rowid, text, meta) VALUES (?,?,?)", self.fts)
+        self.conn.executemany("INSERT INTO relations VALUES (?,?,?)", self.relations)
+        self.conn.executemany("INSERT INTO calls VALUES (?,?,?)", self.calls)
+        self.conn.executemany("INSERT INTO file_refs VALUES (?,?,?,?)", self.files)
+        for rows in (self.fragments, self.fts, self.relations, self.calls, self.files):
+            rows.clear()
+
     def write(self, states: tree.States) -> None:
+        self.flush()
         rows = [(*e[:15], e[15], states.branch.get(e[2], tree.UNKNOWN),
                  states.selection.get(e[2], tree.UNKNOWN), *e[16:]) for e in self.events]
         self.conn.executemany(
@@ -173,12 +186,6 @@ class _Batch:
             "entry_type, role, tool_name, ts, ts_ms, is_error, context_role, branch_state, "
             "selection_state, preview, kinds, facts) VALUES "
             "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-        self.conn.executemany("INSERT INTO fragments (fid, eid, frag, kind, text, meta) "
-                              "VALUES (?,?,?,?,?,?)", self.fragments)
-        self.conn.executemany("INSERT INTO fts (rowid, text, meta) VALUES (?,?,?)", self.fts)
-        self.conn.executemany("INSERT INTO relations VALUES (?,?,?)", self.relations)
-        self.conn.executemany("INSERT INTO calls VALUES (?,?,?)", self.calls)
-        self.conn.executemany("INSERT INTO file_refs VALUES (?,?,?,?)", self.files)
 
 
 def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observation,
@@ -197,6 +204,8 @@ def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observa
     batch.fresh = True
     for prep in parsed.records:
         batch.add(prep)
+        if len(batch.fts) >= FLUSH_ROWS:
+            batch.flush()
     states = tree.compute(batch.nodes, batch.has_ids)
     batch.write(states)
     _finish(conn, sid, batch, states, obs, st, parsed.chunk, jsonl.digest(header_raw),
@@ -206,15 +215,18 @@ def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observa
 
 def _append(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observation, sid: int,
             committed: int, lines: int) -> Outcome:
-    chunk = jsonl.read_lines(fh, committed, lines + 1, limit=st.st_size - committed)
+    chunk = jsonl.Chunk(end_offset=committed, end_line=lines)
+    stream = jsonl.stream_records(fh, committed, lines + 1, st.st_size - committed, chunk)
     row = conn.execute("SELECT cwd, version, (SELECT count(*) FROM events WHERE sid = ?) "
                        "FROM sessions WHERE sid = ?", (sid, sid)).fetchone()
     last = conn.execute("SELECT entry_id FROM events WHERE sid = ? ORDER BY seq DESC LIMIT 1",
                         (sid,)).fetchone()
     batch = _Batch(conn, sid, row[0], row[2], has_ids=(row[1] or 1) >= 2)
     batch.prev_id = last[0] if last else None
-    for prep in prepare(chunk.records, row[0], skip_header=False):
+    for prep in prepare(stream, row[0], skip_header=False):
         batch.add(prep)
+        if len(batch.fts) >= FLUSH_ROWS:
+            batch.flush()
     nodes = [tree.Node(seq, eid, pid, etype, orjson.loads(facts) if facts else {})
              for seq, eid, pid, etype, facts in conn.execute(
                  "SELECT seq, entry_id, parent_id, entry_type, facts FROM events WHERE sid = ? "

@@ -124,6 +124,14 @@ def valid_text(text: str) -> str:
 def read_lines(fh: BinaryIO, start: int, first_line: int, limit: int | None = None) -> Chunk:
     """Read complete lines from byte `start` (line number `first_line`) to the last newline."""
     chunk = Chunk(end_offset=start, end_line=first_line - 1)
+    chunk.records.extend(stream_records(fh, start, first_line, limit, chunk))
+    return chunk
+
+
+def stream_records(fh: BinaryIO, start: int, first_line: int, limit: int | None,
+                   chunk: Chunk) -> Iterator[Record]:
+    """Records one by one (memory bounded by the longest line); `chunk` receives the offsets,
+    hashes and bad lines as the stream advances."""
     for line_no, offset, raw in iter_lines(fh, start, first_line, limit):
         line_hash = digest(raw)
         chunk.end_offset = offset + len(raw) + 1
@@ -135,8 +143,7 @@ def read_lines(fh: BinaryIO, start: int, first_line: int, limit: int | None = No
         if error is not None:
             chunk.bad_lines.append((line_no, error))
         for sub, obj in enumerate(objects):
-            chunk.records.append(Record(line_no, offset, sub, obj, line_hash))
-    return chunk
+            yield Record(line_no, offset, sub, obj, line_hash)
 
 
 def iter_lines(fh: BinaryIO, start: int, first_line: int,

@@ -7,6 +7,7 @@ dropped: unpickling the prepared entries cost the writer as much as preparing th
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, BinaryIO
@@ -36,7 +37,7 @@ class ParsedFile:
     header_raw: bytes | None
     reason: str | None
     chunk: jsonl.Chunk = field(default_factory=jsonl.Chunk)
-    records: list[Prepared] = field(default_factory=list)
+    records: Iterator[Prepared] = field(default_factory=lambda: iter(()))
 
 
 def ts_ms(value: Any) -> int | None:
@@ -48,32 +49,31 @@ def ts_ms(value: Any) -> int | None:
         return None
 
 
-def prepare(records: list[jsonl.Record], cwd: str | None, skip_header: bool) -> list[Prepared]:
-    out: list[Prepared] = []
+def prepare(records: Iterable[jsonl.Record], cwd: str | None, skip_header: bool
+            ) -> Iterator[Prepared]:
     for rec in records:
         if skip_header and rec.line == 1 and rec.sub == 0:
             continue
         obj = rec.obj
         raw_id, raw_parent, ts = obj.get("id"), obj.get("parentId"), obj.get("timestamp")
         event = project(obj, cwd)
-        out.append(Prepared(
+        yield Prepared(
             rec.line, rec.offset, rec.sub, rec.line_hash,
             raw_id if isinstance(raw_id, str) and raw_id else None,
             raw_parent if isinstance(raw_parent, str) and raw_parent else None,
             ts if isinstance(ts, str) else None, ts_ms(ts), event,
-            [store.pack(f.text) for f in event.fragments]))
-    return out
+            [store.pack(f.text) for f in event.fragments])
 
 
 def parse_open(fh: BinaryIO) -> ParsedFile:
-    """A whole file, from an open handle (the header decides the cwd used for paths)."""
+    """A whole file, from an open handle, as a stream: `records` yields entries one by one and
+    `chunk` receives offsets and bad lines as they pass (the header decides the cwd for paths)."""
     st = os.fstat(fh.fileno())
     stat = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
     header, header_raw, reason = jsonl.read_header(fh)
     if header is None:
         return ParsedFile(stat, None, header_raw, reason)
-    chunk = jsonl.read_lines(fh, 0, 1, limit=st.st_size)
+    chunk = jsonl.Chunk(end_offset=0, end_line=0)
     cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
-    records = prepare(chunk.records, cwd, skip_header=True)
-    chunk.records = []
-    return ParsedFile(stat, header, header_raw, reason, chunk, records)
+    stream = jsonl.stream_records(fh, 0, 1, st.st_size, chunk)
+    return ParsedFile(stat, header, header_raw, reason, chunk, prepare(stream, cwd, True))
