@@ -390,6 +390,8 @@ class SessionGen:
 
     def tool_output(self, name: str, is_error: bool) -> str:
         rng, p = self.rng, self.p
+        if self.plan.mid and name == "subagent":
+            return p.slice("code", rng.randint(90_000, 200_000))
         if is_error:
             return p.slice("code", rng.randint(80, 1500)) + f"\n\nCommand exited with code {1}"
         r = rng.random()
@@ -414,6 +416,8 @@ class SessionGen:
         call_needles: list[tuple[int, str]] = []
         for i in range(ncalls):
             name = rng.choices(TOOLS, TOOL_WEIGHTS)[0]
+            if self.plan.mid and i == 0:
+                name = "subagent"  # an uncapped extension tool: room for an omitted middle
             args = self.tool_call_args(name)
             if "tool.call" in needles and i == 0:
                 needles.remove("tool.call")
@@ -789,14 +793,14 @@ def generate(out: Path, size: int, seed: int = 7, live_big: int | None = None) -
     manifest_path = out / "manifest.json"
     if manifest_path.exists():
         m: dict[str, Any] = orjson.loads(manifest_path.read_bytes())
-        if m.get("requested_bytes") == size and m.get("seed") == seed and m.get("version") == 1:
+        if m.get("requested_bytes") == size and m.get("seed") == seed and m.get("version") == 2:
             return m
         import shutil
 
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
     m = Generator(out, size, seed, live_big).run()
-    m["version"] = 1
+    m["version"] = 2
     manifest_path.write_bytes(orjson.dumps(m))
     return m
 

@@ -511,6 +511,24 @@ def machine() -> dict[str, Any]:
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
+def use_engine(rev: str, out: Path) -> str:
+    """Measure a committed revision: export its server/ and put it first on every PYTHONPATH."""
+    if rev == "worktree":
+        return "worktree"
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", rev],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    src = (out / "engine-src").resolve()
+    shutil.rmtree(src, ignore_errors=True)
+    src.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", commit, "server"],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
+    path = str(src / "server")
+    os.environ["PYTHONPATH"] = path + os.pathsep + os.environ.get("PYTHONPATH", "")
+    sys.path.insert(0, path)
+    return commit
+
+
 def table(res: dict[str, Any]) -> str:
     lines = [f"### {res['label']}: {res['corpus']['bytes'] / 1e6:.0f} MB, "
              f"{res['corpus']['files']} files, {res['corpus']['entries']} entries "
@@ -538,9 +556,13 @@ def main() -> None:
     ap.add_argument("--starts", type=int, default=5)
     ap.add_argument("--rg-runs", type=int, default=3)
     ap.add_argument("--keep-corpus", action="store_true")
+    ap.add_argument("--engine", default="HEAD",
+                    help="git revision of server/ to measure (a snapshot under --out), or "
+                         "'worktree' for the working tree as it is")
     args = ap.parse_args()
     Path(args.out).mkdir(parents=True, exist_ok=True)
     info = machine()
+    info["engine"] = use_engine(args.engine, Path(args.out))
     summary: dict[str, Any] = {"machine": info, "targets": TARGETS, "runs": []}
     for label in args.sizes.split(","):
         b = Bench(args, label, parse_size(label))
