@@ -15,10 +15,18 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
 
+import attrs
 from lsprotocol import converters
 from lsprotocol import types as t
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCProtocol,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    LanguageServerProtocol,
+)
 
 from pi_event_search import __version__, settings
 from pi_event_search.authz import Scope
@@ -30,11 +38,52 @@ log = logging.getLogger(__name__)
 
 
 def _plain_dicts() -> Any:
-    """Custom methods get plain dicts (pygls would turn them into namedtuples)."""
+    """Custom methods get plain dicts (pygls would turn them into namedtuples). `params` is
+    optional in JSON-RPC 2.0 and unknown members are ignored."""
     c = converters.get_converter()
     for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
-        c.register_structure_hook(cls, lambda obj, cls: cls(**obj))
+        c.register_structure_hook(cls, lambda obj, cls: cls(**{
+            name: obj.get(name) for name in attrs.fields_dict(cls)}))
     return c
+
+
+class _Answered:
+    """A message that was answered with an error while it was being decoded."""
+
+
+def _valid_id(msg_id: Any) -> bool:
+    return isinstance(msg_id, int | str) and not isinstance(msg_id, bool)
+
+
+class PiEventProtocol(LanguageServerProtocol):
+    """Every request gets an answer, even one that cannot be decoded (JSON-RPC 2.0 §5.1)."""
+
+    def _error(self, msg_id: Any, exc: JsonRpcException) -> None:
+        error = exc.to_response_error()
+        self._send_data({"jsonrpc": "2.0", "id": msg_id if _valid_id(msg_id) else None,
+                         "error": {"code": error.code, "message": error.message}})
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        if "jsonrpc" in data and "method" in data and "id" in data:
+            if data["jsonrpc"] != JsonRPCProtocol.VERSION or not isinstance(data["method"], str) \
+                    or not _valid_id(data["id"]):
+                self._error(data["id"], JsonRpcInvalidRequest())
+                return _Answered()
+            try:
+                return super().structure_message(data)
+            except JsonRpcException as exc:
+                self._error(data["id"], exc)
+                return _Answered()
+        return super().structure_message(data)
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, _Answered):
+            return
+        if not hasattr(message, "jsonrpc"):  # valid JSON, but not a JSON-RPC message
+            self._error(message.get("id") if isinstance(message, dict) else None,
+                        JsonRpcInvalidRequest())
+            return
+        super().handle_message(message)
 
 
 def uri_path(uri: str) -> str | None:
@@ -44,7 +93,8 @@ def uri_path(uri: str) -> str | None:
 
 class PiEventServer(LanguageServer):
     def __init__(self, index_path: Path | None, extra_dirs: list[str]) -> None:
-        super().__init__("pi-event-search", __version__, converter_factory=_plain_dicts)
+        super().__init__("pi-event-search", __version__, converter_factory=_plain_dicts,
+                         protocol_cls=PiEventProtocol)
         self.cli_index = index_path
         self.cli_dirs = extra_dirs
         self.settings = settings.Settings()
@@ -65,6 +115,9 @@ class PiEventServer(LanguageServer):
             self.log(message, t.MessageType.Warning)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
+        if source is JsonRpcException and isinstance(error, ValueError):  # body is not JSON/UTF-8
+            self.protocol._send_data({"jsonrpc": "2.0", "id": None,
+                                      "error": {"code": -32700, "message": "Parse error"}})
         self.log(f"pi-event-search: {error}", t.MessageType.Error)
 
     # -- state ---------------------------------------------------------------------------------
