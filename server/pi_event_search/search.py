@@ -132,7 +132,10 @@ def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope,
     more = len(rows) > limit
     rows = rows[:limit]
     texts = snippets(conn, parsed.match, [r[-3] for r in rows])
-    hits = [hit_from_row(r[:-4], r[-4], r[-2], r[-1], texts[r[-3]]) for r in rows]
+    # bm25 draws on statistics of the whole index, sessions the caller may not see included: its
+    # value would tell how often a term occurs there. The score shown is the rank, nothing more.
+    hits = [hit_from_row(r[:-4], 1.0 / (1 + offset + i) if parsed.match is not None else r[-4],
+                         r[-2], r[-1], texts[r[-3]]) for i, r in enumerate(rows)]
     for hit in hits:
         hit["sessionName"] = scope.session_name(conn, hit["sessionId"], hit["sessionName"])
     return Page(hits, _encode_cursor(key, gen, offset + limit) if more else None)
