@@ -688,3 +688,24 @@ def test_multiple_roots_and_status_counts(pi_home: PiHome, tmp_path: Path, capsy
             assert not [n for n in sbs if n not in names and sbs[n].session_id in text]
     finally:
         engine.close()
+
+
+def test_scores_do_not_count_invisible_sessions(pi_home: PiHome, tmp_path: Path,
+                                                capsys: Any, tok: Tokens) -> None:
+    """Ranking statistics cover the whole index; the numbers shown must not reveal how often a
+    term occurs in sessions the caller may not see."""
+    (tmp_path / "proj").mkdir()
+    visible = SessionBuilder(pi_home.sessions, str(tmp_path / "proj"), name_seed="visible")
+    visible.user("deploy the rocket launcher")
+    visible.user("rocket rocket, and a much longer message about many other unrelated things")
+    visible.user("nothing to see")
+    root = ("--root", str(tmp_path / "proj"))
+    rc, before, err = run(capsys, "search", "rocket", "--json", *root)
+    assert rc == 0 and len(before["hits"]) == 2, err
+    hidden = SessionBuilder(pi_home.sessions, str(tmp_path / "elsewhere"), name_seed="hidden")
+    for i in range(30):
+        hidden.user(f"rocket secret {tok()} number {i}")
+    rc, after, _ = run(capsys, "search", "rocket", "--json", *root)
+    assert rc == 0 and after == before
+    assert run(capsys, "search", "rocket", "--json", "--all", "--limit", "200")[1]["hits"] != \
+        before["hits"]  # the hidden session is indexed
