@@ -12,7 +12,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 from urllib.parse import unquote, urlparse
 
 import attrs
@@ -228,10 +228,28 @@ class PiEventServer(LanguageServer):
             raise
 
 
+MAX_MESSAGE_BYTES = 128 << 20
+
+
+class _BoundedStdin:
+    """stdin for pygls' reader: a Content-Length beyond MAX_MESSAGE_BYTES is not allocated (that
+    crashed the server with MemoryError/OverflowError); the body reads as unparseable, the client
+    gets a parse error, and reading resumes at the next header line."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+
+    def readline(self) -> bytes:
+        return self.raw.readline()
+
+    def read(self, n: int) -> bytes:
+        return self.raw.read(n) if n <= MAX_MESSAGE_BYTES else b"\x00"
+
+
 def serve(index_path: Path | None, extra_dirs: list[str]) -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     from pi_event_search.handlers import register
 
     server = PiEventServer(index_path, extra_dirs)
     register(server)
-    server.start_io()
+    server.start_io(_BoundedStdin(sys.stdin.buffer))  # type: ignore[arg-type]
