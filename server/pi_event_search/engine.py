@@ -33,8 +33,9 @@ class InvalidRef(EngineError):
     pass
 
 
-_REF = re.compile(r"^(?:pi-event:)?([A-Za-z0-9][A-Za-z0-9._-]*)/([A-Za-z0-9][A-Za-z0-9._~-]*)"
-                  r"(?:#([a-z.]+:[0-9]+))?$")
+# The reference grammar (docs/protocol.md): session id / entry id, then an optional fragment.
+REF_BODY = r"([A-Za-z0-9][A-Za-z0-9._-]*)/([A-Za-z0-9][A-Za-z0-9._~-]*)(?:#([a-z.]+:[0-9]+))?"
+_REF = re.compile(rf"^(?:pi-event:)?{REF_BODY}$")
 
 
 @dataclass(frozen=True, slots=True)

@@ -132,23 +132,17 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
 
     @ls.feature(t.TEXT_DOCUMENT_HOVER)
     async def hover(ls: PiEventServer, params: t.HoverParams) -> t.Hover | None:
-        found = _ref_at(ls, params.text_document.uri, params.position)
+        found = await _read_at(ls, params.text_document.uri, params.position)
         if found is None:
             return None
-        result = await _quiet_read(ls, found[0])
-        if result is None:
-            return None
         return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown,
-                                                value=lsp_render.hover_markdown(result)),
+                                                value=lsp_render.hover_markdown(found[0])),
                        range=found[1])
 
     @ls.feature(t.TEXT_DOCUMENT_DEFINITION)
     async def definition(ls: PiEventServer, params: t.DefinitionParams) -> t.Location | None:
-        found = _ref_at(ls, params.text_document.uri, params.position)
-        if found is None:
-            return None
-        result = await _quiet_read(ls, found[0])
-        return lsp_render.location(result["source"]) if result else None
+        found = await _read_at(ls, params.text_document.uri, params.position)
+        return lsp_render.location(found[0]["source"]) if found else None
 
     @ls.feature(t.TEXT_DOCUMENT_DOCUMENT_LINK)
     async def document_link(ls: PiEventServer, params: t.DocumentLinkParams
@@ -176,6 +170,16 @@ def _ref_at(ls: PiEventServer, uri: str, pos: t.Position) -> tuple[Ref, t.Range]
     if found is None:
         return None
     return found.ref, doc.range_to_client_units(_range(found.line, found.start, found.end))
+
+
+async def _read_at(ls: PiEventServer, uri: str, pos: t.Position
+                   ) -> tuple[dict[str, Any], t.Range] | None:
+    """The event referenced at a position, read (bounded), with the reference's range."""
+    found = _ref_at(ls, uri, pos)
+    if found is None:
+        return None
+    result = await _quiet_read(ls, found[0])
+    return (result, found[1]) if result is not None else None
 
 
 async def _quiet_read(ls: PiEventServer, ref: Ref) -> dict[str, Any] | None:

@@ -6,10 +6,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from pi_event_search.engine import Ref
+from pi_event_search.engine import REF_BODY, Ref
 
-PATTERN = re.compile(r"pi-event:([A-Za-z0-9][A-Za-z0-9._-]*)/([A-Za-z0-9][A-Za-z0-9._~-]*)"
-                     r"(?:#([a-z.]+:[0-9]+))?")
+PATTERN = re.compile(rf"pi-event:{REF_BODY}")
 
 
 @dataclass(frozen=True, slots=True)
