@@ -115,7 +115,7 @@ class PiEventServer(LanguageServer):
             self.log(message, t.MessageType.Warning)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        if source is JsonRpcException and isinstance(error, ValueError):  # body is not JSON/UTF-8
+        if source is JsonRpcException and isinstance(error, ValueError | RecursionError):  # not JSON
             self.protocol._send_data({"jsonrpc": "2.0", "id": None,
                                       "error": {"code": -32700, "message": "Parse error"}})
         self.log(f"pi-event-search: {error}", t.MessageType.Error)
