@@ -61,6 +61,8 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
     @ls.feature(t.INITIALIZE)
     def initialize(ls: PiEventServer, params: t.InitializeParams) -> None:
         ls.apply_settings(params.initialization_options)
+        # rootUri mirrors the first folder: once every folder is removed it must not stay a root
+        ls.folders_given = bool(params.workspace_folders)
 
     @ls.feature(t.INITIALIZED)
     async def initialized(ls: PiEventServer, params: t.InitializedParams) -> None:

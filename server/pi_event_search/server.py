@@ -104,6 +104,7 @@ class PiEventServer(LanguageServer):
         self.stop_watch = asyncio.Event()
         self.watch_task: asyncio.Task[None] | None = None
         self._warned: set[str] = set()
+        self.folders_given = False  # the client opened with workspace folders (rootUri is legacy)
 
     # -- logging: logs always, pop-ups only for what a user must act on ----------------------
     def log(self, message: str, kind: t.MessageType = t.MessageType.Log) -> None:
@@ -131,7 +132,7 @@ class PiEventServer(LanguageServer):
             return list(self.settings.roots)
         folders = [uri_path(f.uri) for f in self.workspace.folders.values()]
         paths = [p for p in folders if p]
-        if not paths and self.workspace.root_uri:
+        if not paths and self.workspace.root_uri and not self.folders_given:
             root = uri_path(self.workspace.root_uri)
             paths = [root] if root else []
         return paths
