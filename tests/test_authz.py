@@ -155,7 +155,7 @@ def leaks(obj: Any, world: World) -> list[str]:
 
 # -- random plans ------------------------------------------------------------------------------
 
-DIR_NAMES = ("p", "p2", "q")
+DIR_NAMES = ("p", "p2", "q", "é x")
 VARIANTS = 8  # see spell()
 
 

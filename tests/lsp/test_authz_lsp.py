@@ -7,6 +7,7 @@ textDocument/hover, textDocument/definition, textDocument/documentLink and piEve
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -270,3 +271,43 @@ async def test_fork_parent_outside_the_root_is_masked(start: Start, pi_home: PiH
     assert await not_found(client, "piEvents/trace", {
         "ref": f"pi-event:{parent.session_id}/{parent.ids[0]}"}) == (
         NOT_FOUND, not_found_message(parent.session_id, parent.ids[0]))
+
+
+async def test_roots_follow_folder_and_setting_changes(start: Start, pi_home: PiHome,
+                                                      tmp_path: Path) -> None:
+    tok = Tokens()
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    a, b = (_session(pi_home, tmp_path / n, tok) for n in ("a", "b"))
+    ref_a = {"ref": f"pi-event:{a.session_id}/{a.ids[0]}"}
+
+    async def seen(client: Any) -> set[str]:
+        res = await request(client, "piEvents/search", {"query": SHARED, "limit": 200})
+        return {h["sessionId"] for h in res["hits"]}
+
+    nothing = await start([])  # no folder, no rootUri, no roots setting: nothing at all
+    assert await seen(nothing) == set()
+    assert (await request(nothing, "piEvents/status", {}))["sessions"] == 0
+    assert await not_found(nothing, "piEvents/read", ref_a) == (
+        NOT_FOUND, not_found_message(a.session_id, a.ids[0]))
+    client = await start([str(tmp_path / "a")])
+    assert await seen(client) == {a.session_id}
+    client.workspace_did_change_workspace_folders(t.DidChangeWorkspaceFoldersParams(
+        t.WorkspaceFoldersChangeEvent(added=[], removed=[t.WorkspaceFolder(
+            f"file://{tmp_path / 'a'}", "a")])))
+    await wait_for_answer(lambda: seen(client), set())
+    assert await not_found(client, "piEvents/read", ref_a) == (
+        NOT_FOUND, not_found_message(a.session_id, a.ids[0]))
+    client.workspace_did_change_configuration(t.DidChangeConfigurationParams(
+        settings={"piEvents": {"roots": [str(tmp_path / "b")]}}))
+    await wait_for_answer(lambda: seen(client), {b.session_id})
+
+
+async def wait_for_answer(ask: Any, expected: Any, tries: int = 100) -> None:
+    got = None
+    for _ in range(tries):
+        got = await ask()
+        if got == expected:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{got!r} != {expected!r}")
