@@ -156,6 +156,8 @@ def code_server(tmp_path: Path) -> Any:
         "window.commandCenter": False,
         "piEvents.serverCommand": [sys.executable, "-m", "pi_event_search", "serve"],
         "piEvents.indexPath": str(tmp_path / "index.sqlite3"),
+        "piEvents.search.pageSize": 3,  # so that paging is exercised
+        "piEvents.trace.server": "verbose",  # the LSP traffic, in the Pi Events log
     }
     (user / "User" / "settings.json").write_text(json.dumps(settings, indent=1))
     base = [str(CODE_SERVER), "--user-data-dir", str(user), "--extensions-dir", str(exts)]
@@ -190,6 +192,13 @@ def code_server(tmp_path: Path) -> Any:
         except (ProcessLookupError, subprocess.TimeoutExpired):
             os.killpg(proc.pid, signal.SIGKILL)
         log.close()
+        # Keep the logs next to the screenshots (the extension's log has the LSP traffic).
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shutil.copy(tmp_path / "code-server.log", ARTIFACTS / "code-server.log")
+        for found in user.glob("logs/*/exthost*/*/Pi Events.log"):
+            shutil.copy(found, ARTIFACTS / "pi-events.log")
+        if (tmp_path / "e2e.jsonl").exists():
+            shutil.copy(tmp_path / "e2e.jsonl", ARTIFACTS / "e2e.jsonl")
 
 
 def test_search_read_trace_jsonl_hover(code_server: Any) -> None:
@@ -218,17 +227,26 @@ def test_search_read_trace_jsonl_hover(code_server: Any) -> None:
     logged = out["search"]["logged"]
     refs = logged["refs"]
     assert logged["query"] == QUERY and not logged["error"]
+    assert len(refs) == 3 and logged["nextCursor"], logged  # page size 3
+    shown = [plain(r["label"]) for r in out["search"]["rows"]]
+    server_order = [plain(label) for label in logged["labels"]]
+    assert shown == server_order, (shown, server_order)  # 3 hits, then "More results…"
+    assert shown[-1] == "More results…"
+    # Not VS Code's order: it would put labels matching the query first, alphabetically.
+    assert len(set(shown)) == len(shown)
+
+    # Paging: moving onto "More results…" appends the next page, still in the server's order.
+    paging = out["paging"]
+    all_refs = paging["all"]["refs"]
+    assert paging["first"]["refs"] == refs and all_refs[:3] == refs
+    assert len(all_refs) > 3 and len(set(all_refs)) == len(all_refs)
     expected = {f"pi-event:{fx.a.session_id}/{fx.a_user}",
                 f"pi-event:{fx.b.session_id}/{fx.b.ids[0]}",
                 f"pi-event:{fx.b.session_id}/{fx.b.ids[1]}"}
-    assert expected <= set(refs), refs
-    assert set(refs) <= fx.visible_refs() and not set(refs) & fx.hidden_refs()
-    shown = [plain(r["label"]) for r in out["search"]["rows"]]
-    server_order = [plain(label) for label in logged["labels"]]
-    assert shown == server_order[: len(shown)], (shown, server_order)
-    assert len(shown) >= len(expected)
-    # The order is really the server's, not VS Code's alphabetical re-sort of matching labels.
-    assert len(set(shown)) == len(shown)
+    assert expected <= set(all_refs), all_refs
+    assert set(all_refs) <= fx.visible_refs() and not set(all_refs) & fx.hidden_refs()
+    rows = [plain(r["label"]) for r in paging["rows"]]
+    assert rows == [plain(label) for label in paging["all"]["labels"]][: len(rows)], rows
 
     # Read view: the accepted (first) hit, as a pi-event: document with its content.
     assert out["read"]["uri"].startswith(f"{refs[0]}") or out["read"]["uri"] == refs[0]
@@ -273,5 +291,5 @@ def test_search_read_trace_jsonl_hover(code_server: Any) -> None:
     # Errors only (title bar toggle), empty query: exactly the failed bash result.
     assert out["errorsOnly"]["refs"] == [f"pi-event:{fx.a.session_id}/{fx.a.ids[6]}"], out["errorsOnly"]
     assert "errors only" in out["errorsTitle"]
-    for name in ("search", "read", "trace", "jsonl", "hover", "errors", "readme"):
+    for name in ("search", "read", "trace", "jsonl", "hover", "paging", "errors", "readme"):
         assert (ARTIFACTS / f"{name}.png").exists(), name

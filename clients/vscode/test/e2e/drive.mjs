@@ -44,9 +44,20 @@ async function shot(page, name) {
 }
 
 async function runCommand(page, title) {
-  await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: 10000 });
+  for (let attempt = 1; ; attempt++) {
+    if (await input.isVisible()) {
+      await page.keyboard.press('Escape');
+      await input.waitFor({ state: 'hidden', timeout: 3000 }).catch(() => undefined);
+    }
+    await page.keyboard.press('F1');
+    try {
+      await input.waitFor({ state: 'visible', timeout: 3000 });
+      break;
+    } catch (err) {
+      if (attempt >= 4) throw err;
+    }
+  }
   await input.fill(`>${title}`);
   await until(`command "${title}" in the palette`, async () => {
     const labels = await page.locator('.quick-input-widget .monaco-list-row .label-name').allInnerTexts();
@@ -66,6 +77,18 @@ async function quickPickRows(page) {
       }))
       .sort((a, b) => a.index - b.index),
   );
+}
+
+/** Rows that stay the same for 300 ms and satisfy `ok` (the list re-renders asynchronously). */
+async function stableRows(page, what, ok, timeout = 10000) {
+  let previous = '';
+  return until(what, async () => {
+    const rows = await quickPickRows(page);
+    const key = JSON.stringify(rows);
+    const stable = key === previous;
+    previous = key;
+    return stable && ok(rows) ? rows : undefined;
+  }, timeout, 300);
 }
 
 async function activeTab(page) {
@@ -89,11 +112,7 @@ async function searchFor(page, query) {
     const done = logEvents('search').slice(before).filter((e) => e.query === query);
     return done.length ? done[done.length - 1] : undefined;
   });
-  // Give the list a moment to render the items just set.
-  const rows = await until('rendered rows', async () => {
-    const r = await quickPickRows(page);
-    return r.length >= Math.min(logged.labels.length, 5) ? r : undefined;
-  }, 10000);
+  const rows = await stableRows(page, 'rendered rows', (r) => r.length >= Math.min(logged.labels.length, 5));
   return { logged, rows };
 }
 
@@ -136,10 +155,15 @@ try {
   await runCommand(page, 'Pi Events: Copy Reference');
   out.copy = await until('the copied reference', async () => logEvents('copy').at(-1), 10000);
   const reads = logEvents('read').length;
+  const opens = logEvents('openRead').length;
   await runCommand(page, 'Pi Events: Previous Event (append order)');
   out.previous = await until('the previous event', async () => logEvents('read').slice(reads)[0], 15000);
+  await until('the previous event shown', async () => logEvents('openRead').slice(opens)[0], 15000);
+  await sleep(300);
   await runCommand(page, 'Pi Events: Next Event (branch order)');
   out.next = await until('the next event', async () => logEvents('read').slice(reads + 1)[0], 15000);
+  await until('the next event shown', async () => logEvents('openRead').slice(opens + 1)[0], 15000);
+  await sleep(300);
   await until('the read view editor', async () => (await editorText(page)).includes('Content'), 15000);
 
   // 4. Trace the event in the read view.
@@ -174,17 +198,35 @@ try {
   await page.keyboard.type(`${cfg.noteLine}:${cfg.noteColumn}`);
   await page.keyboard.press('Enter');
   await sleep(500);
+  const hoverText = async () => (await page.locator('.monaco-hover-content').allInnerTexts()).join('\n').trim();
   let hover = '';
-  for (let attempt = 0; attempt < 10 && !hover.includes('open source line'); attempt++) {
+  for (let attempt = 1; attempt <= 5; attempt++) {
     await runCommand(page, 'Show or Focus Hover');
-    hover = await until('the hover', async () => {
-      const t = await page.locator('.monaco-hover:not(.hidden) .monaco-hover-content').allInnerTexts();
-      return t.join('\n').trim();
-    }, 5000).catch(() => '');
-    if (!hover.includes('open source line')) await sleep(1000);
+    // The link part of the hover can render before the server's part: wait for the latter.
+    hover = await until('the server hover', async () => {
+      const t = await hoverText();
+      return t.includes('open source line') ? t : undefined;
+    }, 6000).catch(hoverText);
+    if (hover.includes('open source line')) break;
+    await page.keyboard.press('Escape');
+    await sleep(500);
   }
   out.hover = hover;
   await shot(page, 'hover');
+
+  // 6b. Paging: this workspace asks for 3 results a page; moving onto "More results…" loads more.
+  await page.keyboard.press('Escape');
+  const pages = logEvents('search').length;
+  await runCommand(page, 'Pi Events: Search');
+  const firstPage = await until('the first page', async () =>
+    logEvents('search').slice(pages).find((e) => e.query === cfg.query && !e.filters && e.nextCursor), 10000);
+  await stableRows(page, 'the rendered first page', (rows) => rows.length === firstPage.labels.length);
+  await page.keyboard.press('ArrowUp');
+  const allPages = await until('the next page', async () =>
+    logEvents('search').slice(pages).find((e) => e.query === cfg.query && e.refs.length > firstPage.refs.length), 10000);
+  const pagedRows = await stableRows(page, 'the rendered next page', (rows) => rows.length >= Math.min(allPages.labels.length, 6));
+  out.paging = { first: firstPage, all: allPages, rows: pagedRows };
+  await shot(page, 'paging');
 
   // 7. Reindex from the palette.
   await page.keyboard.press('Escape');
