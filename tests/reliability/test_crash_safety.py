@@ -35,11 +35,11 @@ from reliability.relsupport import (
 )
 from support import tree_digest
 
-SESSIONS = 40
-TURNS = 10
-APPEND_TURNS = 8
+SESSIONS = 50
+TURNS = 4
+APPEND_TURNS = 12
 NEW_SESSIONS = 8
-TRIALS = size(26, 250)  # per phase (cold, appends): 52 in CI, 500 in soak
+TRIALS = size(25, 250)  # per phase (cold, appends): 50 in CI, 500 in soak
 WORKERS = 2  # trials run in parallel, each worker on its own copy of the corpus
 SEED = int(os.environ.get("PI_EVENT_SEARCH_SEED", "20260515"))
 
@@ -142,10 +142,11 @@ def _drop(index: Path) -> None:
         Path(f"{index}{suffix}").unlink(missing_ok=True)
 
 
-def _start(c: Corpus, index: Path) -> tuple[subprocess.Popen[bytes], float]:
+def _start(c: Corpus, index: Path, env: dict[str, str] | None = None
+           ) -> tuple[subprocess.Popen[bytes], float]:
     """Start the indexer; return it once it has created or opened the index (or exited)."""
     existed = index.exists()
-    proc = subprocess.Popen(guard_cmd("index"), env=c.env(index), stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(guard_cmd("index"), env=env or c.env(index), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     wal = Path(f"{index}-wal")
     while proc.poll() is None and not (wal.exists() if existed else index.exists()):
@@ -160,14 +161,17 @@ def _timed_run(c: Corpus, index: Path) -> float:
     return time.monotonic() - opened
 
 
-def _kill_after(c: Corpus, index: Path, delay: float, from_launch: bool) -> bool:
+def _kill_after(c: Corpus, index: Path, delay: float, from_launch: bool, commit: float | None) -> bool:
     """SIGKILL the indexer `delay` seconds after it opened the index (or after its launch);
-    True when it was still running."""
+    True when it was still running. `commit`: seconds between batch commits (None: default)."""
+    env = c.env(index)
+    if commit is not None:
+        env["PIES_COMMIT_SECONDS"] = str(commit)
     if from_launch:
-        proc = subprocess.Popen(guard_cmd("index"), env=c.env(index), stdout=subprocess.DEVNULL,
+        proc = subprocess.Popen(guard_cmd("index"), env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
     else:
-        proc, _ = _start(c, index)
+        proc, _ = _start(c, index, env)
     time.sleep(delay)
     running = proc.poll() is None
     if running:
@@ -219,7 +223,9 @@ def test_sigkill_during_cold_index(corpora: list[Corpus]) -> None:
         _drop(index)
         launch = rng.random() < 0.1  # some kills during start-up and schema creation
         delay = rng.uniform(0.0, 0.6 if launch else duration * 1.05)
-        running = _kill_after(c, index, delay, launch)
+        commit = None if i % 3 == 0 else rng.choice([0.01, 0.03, 0.1])
+        running = _kill_after(c, index, delay, launch, commit)
+        FIGURES.add("crash", "kills with the default 0.5 s batch commits", int(commit is None))
         # cold: a session is absent or completely indexed
         outcome = _check_after_kill(c, index, [{}, c.state_b])
         FIGURES.add("crash", "cold trials")
@@ -259,7 +265,9 @@ def test_sigkill_while_indexing_appends(corpora: list[Corpus]) -> None:
         before = tree_digest(c.agent)
         launch = rng.random() < 0.1
         delay = rng.uniform(0.0, 0.6 if launch else duration * 1.05)
-        running = _kill_after(c, index, delay, launch)
+        commit = None if i % 3 == 0 else rng.choice([0.01, 0.03, 0.1])
+        running = _kill_after(c, index, delay, launch, commit)
+        FIGURES.add("crash", "kills with the default 0.5 s batch commits", int(commit is None))
         assert tree_digest(c.agent) == before
         # appends: a session is in state A or B, nothing in between (new sessions: absent or B)
         outcome = _check_after_kill(c, index, [c.state_a, c.state_b])

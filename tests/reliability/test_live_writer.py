@@ -35,7 +35,7 @@ from reliability.relsupport import (
 from support import PiHome
 
 SESSIONS = 6
-ENTRIES = size(240, 3000)
+ENTRIES = size(160, 3000)
 SEED = 20260516
 
 
