@@ -27,7 +27,7 @@ export class StatusBar implements vscode.Disposable {
           this.refreshSoon(0);
         } else {
           this.progressActive = true;
-          this.show({ kind: 'indexing', message: p.message ?? (p.kind === 'begin' ? p.title : undefined), percentage: p.percentage });
+          this.show({ kind: 'indexing', message: p.message, percentage: p.percentage });
         }
       }),
       server.onIndexChanged((e) => {

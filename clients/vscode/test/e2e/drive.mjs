@@ -135,7 +135,7 @@ try {
   // 1. The status bar item appears and shows counts once the server has indexed.
   out.status = await until('the status bar counts', async () => {
     const texts = await statusBarTexts(page);
-    return texts.find((t) => /Pi Events: .*sessions/.test(t));
+    return texts.find((t) => /Pi Events: [\d.]+k? sessions/.test(t));
   }, 60000);
   out.steps.push({ ready: Date.now() - t0 });
 
@@ -193,11 +193,20 @@ try {
   await until('the note in quick open', async () => (await quickPickRows(page)).some((r) => r.label.includes(cfg.noteName)), 10000);
   await page.keyboard.press('Enter');
   await until('the note tab', async () => (await activeTab(page)).includes(cfg.noteName), 10000);
-  await page.keyboard.press('Control+G');
-  await page.locator('.quick-input-widget input').waitFor({ state: 'visible' });
-  await page.keyboard.type(`${cfg.noteLine}:${cfg.noteColumn}`);
-  await page.keyboard.press('Enter');
-  await sleep(500);
+  // Put the cursor on the reference (quick access ":line:column"), and check it is there.
+  const at = `Ln ${cfg.noteLine}, Col ${cfg.noteColumn}`;
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press('Control+G');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 5000 }).catch(() => undefined);
+    await input.fill(`:${cfg.noteLine}:${cfg.noteColumn}`).catch(() => undefined);
+    await sleep(200);
+    await page.keyboard.press('Enter');
+    const ok = await until('the cursor on the reference', async () => (await statusBarTexts(page)).some((t) => t.includes(at)), 3000).catch(() => false);
+    if (ok) break;
+    if (attempt >= 4) throw new Error(`could not put the cursor at ${at}: ${(await statusBarTexts(page)).join(' | ')}`);
+    await page.keyboard.press('Escape');
+  }
   const hoverText = async () => (await page.locator('.monaco-hover-content').allInnerTexts()).join('\n').trim();
   let hover = '';
   for (let attempt = 1; attempt <= 5; attempt++) {
