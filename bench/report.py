@@ -81,7 +81,8 @@ def targets(r: dict[str, Any]) -> str:
     lines = ["| metric | value | target | met |", "|---|---:|---:|:---:|"]
     for t in r["targets"]:
         v = t["value"]
-        val = f"{v:.1f}" if isinstance(v, float) and t["unit"] else str(v)
+        val = (f"{v:.2f}" if t["unit"] == "x" and v < 10 else f"{v:.1f}") \
+            if isinstance(v, float) and t["unit"] else str(v)
         lines.append(f"| {t['metric']} | {val} {t['unit']} | {t['op']} {t['target']} {t['unit']} "
                      f"| {'yes' if t['met'] else '**no**'} |")
     return "\n".join(lines)

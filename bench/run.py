@@ -536,7 +536,8 @@ def table(res: dict[str, Any]) -> str:
              "| metric | value | target | met |", "|---|---:|---:|:---:|"]
     for row in res["targets"]:
         v = row["value"]
-        val = f"{v:.1f}" if isinstance(v, float) and row["unit"] != "" else f"{v}"
+        val = (f"{v:.2f}" if row["unit"] == "x" and v < 10 else f"{v:.1f}") \
+            if isinstance(v, float) and row["unit"] else f"{v}"
         lines.append(f"| {row['metric']} | {val} {row['unit']} | {row['op']} {row['target']} "
                      f"{row['unit']} | {'yes' if row['met'] else '**no**'} |")
     return "\n".join(lines)
