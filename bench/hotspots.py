@@ -1,6 +1,6 @@
 """Where the time goes: profiles of the operations that miss their targets (bench only).
 
-    .venv/bin/python bench/profile.py --size 100M
+    .venv/bin/python bench/hotspots.py --size 100M
 
 - cold index: `py-spy record` (installed into the venv on first use) on `pi-event-search index`,
   reported as the hottest functions by own time and by inclusive time;
@@ -9,7 +9,7 @@
   SQL plan of the ranked query and the time of its bare FTS5 MATCH;
 - server start: import time of the server modules.
 
-Writes bench/out/profile-<size>.json and prints a readable summary.
+Writes bench/out/hotspots-<size>.json and prints a readable summary.
 """
 
 from __future__ import annotations
@@ -154,21 +154,28 @@ def main() -> None:
     rconn.execute("SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT 20",
                   (match,)).fetchall()
     out["fts_match_error"]["top20_by_rank_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+    rare = list(m["rare"])[:3]
+
+    def run_rare() -> None:
+        for _ in range(4):
+            for w in rare:
+                engine.search(w, Filters(), scope, limit=20)
+
+    run_rare()
+    out["query_rare"] = cprofile(run_rare)
     out["refresh_no_change"] = cprofile(engine.refresh)
-    live = m["live"][-1]
-    leaf = live["leaf"]
+    for live in m["live"]:
+        def append_then_refresh(live: dict[str, Any] = live) -> None:
+            line = orjson.dumps({"type": "message", "id": "0badcafe", "parentId": live["leaf"],
+                                 "timestamp": iso(live["clock"] + 1000),
+                                 "message": {"role": "user", "content": [
+                                     {"type": "text", "text": "profile append"}],
+                                     "timestamp": live["clock"] + 1000}}) + b"\n"
+            with open(live["path"], "ab") as fh:
+                fh.write(line)
+            engine.refresh()
 
-    def append_then_refresh() -> None:
-        line = orjson.dumps({"type": "message", "id": "0badcafe", "parentId": leaf,
-                             "timestamp": iso(live["clock"] + 1000),
-                             "message": {"role": "user", "content": [
-                                 {"type": "text", "text": "profile append"}],
-                                 "timestamp": live["clock"] + 1000}}) + b"\n"
-        with open(live["path"], "ab") as fh:
-            fh.write(line)
-        engine.refresh()
-
-    out["refresh_after_append_big"] = cprofile(append_then_refresh)
+        out[f"refresh_after_append_{live['label']}"] = cprofile(append_then_refresh)
     refs = [f"pi-event:{x['sessionId']}/{x['entryId']}" for x in m["needles"] if x["visible"]
             and x["kind"] == "tool.result"][:20]
 
@@ -178,7 +185,30 @@ def main() -> None:
 
     reads()
     out["read_x20"] = cprofile(reads)
+
+    def traces() -> None:
+        for r in refs:
+            engine.trace(r, scope)
+
+    out["trace_x20"] = cprofile(traces)
     engine.close()
+
+    # peak RSS of a cold index of the biggest file alone
+    big = max(m["live"], key=lambda x: x["bytes"])
+    solo = base / "solo"
+    shutil.rmtree(solo, ignore_errors=True)
+    folder = solo / "agent" / "sessions" / "--solo--"
+    folder.mkdir(parents=True)
+    os.link(big["path"], folder / Path(big["path"]).name)
+    senv = dict(env, PI_CODING_AGENT_DIR=str(solo / "agent"),
+                PI_EVENT_SEARCH_INDEX=str(solo / "index.sqlite3"))
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([str(VENV_BIN / "pi-event-search"), "index"], env=senv,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(proc.pid, 0)
+    out["solo_big_file_index"] = {"file_mb": round(big["bytes"] / 1e6, 1),
+                                  "seconds": round(time.perf_counter() - t0, 1),
+                                  "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
 
     # 4. server import time
     imp = subprocess.run([sys.executable, "-X", "importtime", "-c",
@@ -192,7 +222,7 @@ def main() -> None:
     parsed.sort(key=lambda x: -x[1])
     out["server_imports_us"] = parsed[:8]
 
-    Path(args.out, f"profile-{label}.json").write_bytes(orjson.dumps(out,
+    Path(args.out, f"hotspots-{label}.json").write_bytes(orjson.dumps(out,
                                                                     option=orjson.OPT_INDENT_2))
     print(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode())
     if not args.keep_corpus:
