@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pi_event_search.engine import Engine
 from reliability import guard
 from reliability.relsupport import ENGINE_DIR, FIGURES, SOAK
+from support import tree_digest
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -18,10 +21,24 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(autouse=True)
-def read_only_promise(tmp_path: Path) -> Iterator[None]:
-    """No write by engine code in this process under the test's tmp dir (index files excepted)."""
+def read_only_promise(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No write by engine code in this process under the test's tmp dir (index files excepted),
+    and every in-process refresh leaves its sessions directories byte-identical."""
     guard.GUARDED[:] = [str(tmp_path)]
     guard.VIOLATIONS.clear()
+    refresh = Engine.refresh
+
+    def checked_refresh(self: Engine, *args: Any, **kw: Any) -> Any:
+        roots = [Path(d.path) for d in self.dirs]
+        before = [tree_digest(r) if r.is_dir() else None for r in roots]
+        try:
+            return refresh(self, *args, **kw)
+        finally:
+            after = [tree_digest(r) if r.is_dir() else None for r in roots]
+            assert after == before, "a refresh changed the sessions directories"
+            FIGURES.add("read-only", "in-process refreshes with byte-identical sessions trees")
+
+    monkeypatch.setattr(Engine, "refresh", checked_refresh)
     yield
     found = list(guard.VIOLATIONS)
     guard.GUARDED.clear()
