@@ -246,8 +246,10 @@ def test_cli_contract(pi_home):
     assert cli("search", "--limit", "0", "x")[0] == 2
     assert cli("read", "--all", "not a ref")[0] == 1
     assert cli("nonsense")[0] == 2
-    status = cli_json("status")
+    status = cli_json("status", "--all")
     assert status["sessions"] == 1 and status["index"]["bytes"] > 0
+    assert cli_json("status", "--root", "/elsewhere")["sessions"] == 0  # counts follow the roots
+    assert cli_json("status", "--root", "/p")["sessions"] == 1
 
 
 def test_pi_written_sessions_index_cleanly(pi_home):

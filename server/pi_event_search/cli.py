@@ -81,9 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     _scope_args(p)
     p.add_argument("ref")
-    p = sub.add_parser("status", help="index state and counts")
+    p = sub.add_parser("status", help="index state and counts (of what the roots may see)")
     _common(p)
-    p.add_argument("--json", action="store_true")
+    _scope_args(p)
     p = sub.add_parser("serve", help="run the language server on stdio")
     _common(p)
     return parser
@@ -138,7 +138,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "index":
         return render_text.index(engine, args.watch)
     if args.command == "status":
-        status = engine.status(None)
+        status = engine.status(None if args.all else _scope(args))
         _out(status) if args.json else render_text.status(status)
         return 0
     engine.refresh(render_text.progress_printer())

@@ -239,7 +239,7 @@ def test_unreadable_file_keeps_last_known_good(pi_home: PiHome, tmp_path: Path) 
     a.path.chmod(0)
     try:
         run("index")
-        status = run("status", "--json")
+        status = run("status", "--all", "--json")
         stale = {s["sessionId"]: s["error"] or "" for s in status["stale"]}
         assert "unreadable" in stale.get(a.session_id, ""), status
         assert snapshot_of(pi_home) == before, "last known-good kept while unreadable"
@@ -247,7 +247,7 @@ def test_unreadable_file_keeps_last_known_good(pi_home: PiHome, tmp_path: Path) 
     finally:
         a.path.chmod(0o644)
     run("index")
-    assert not run("status", "--json")["stale"]
+    assert not run("status", "--all", "--json")["stale"]
     assert events(a.session_id) == kept + 1
     assert full_state(pi_home.index) == clean_state(pi_home.sessions, pi_home.root / "clean.sqlite3")
     assert not violations(log), violations(log)
