@@ -12,6 +12,7 @@ Needs what scripts/setup.d/40-vscode.sh installs; skips, saying which piece is m
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -125,8 +127,10 @@ class Fixture:
         return {f"pi-event:{self.hidden.session_id}/{i}" for i in self.hidden.ids}
 
 
-@pytest.fixture
-def code_server(tmp_path: Path) -> Any:
+@contextlib.contextmanager
+def running_code_server(tmp_path: Path, tag: str = "",
+                        **overrides: Any) -> Iterator[tuple[Fixture, str, Path]]:
+    """code-server with the .vsix installed, over the fixture workspace; stopped on exit."""
     reason = missing_piece()
     if reason:
         pytest.skip(reason)
@@ -158,6 +162,7 @@ def code_server(tmp_path: Path) -> Any:
         "piEvents.indexPath": str(tmp_path / "index.sqlite3"),
         "piEvents.search.pageSize": 3,  # so that paging is exercised
         "piEvents.trace.server": "verbose",  # the LSP traffic, in the Pi Events log
+        **overrides,
     }
     (user / "User" / "settings.json").write_text(json.dumps(settings, indent=1))
     base = [str(CODE_SERVER), "--user-data-dir", str(user), "--extensions-dir", str(exts)]
@@ -189,36 +194,52 @@ def code_server(tmp_path: Path) -> Any:
         try:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=10)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
+        except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         log.close()
         # Keep the logs next to the screenshots (the extension's log has the LSP traffic).
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        shutil.copy(tmp_path / "code-server.log", ARTIFACTS / "code-server.log")
+        shutil.copy(tmp_path / "code-server.log", ARTIFACTS / f"code-server{tag}.log")
         for found in user.glob("logs/*/exthost*/*/Pi Events.log"):
-            shutil.copy(found, ARTIFACTS / "pi-events.log")
+            shutil.copy(found, ARTIFACTS / f"pi-events{tag}.log")
         if (tmp_path / "e2e.jsonl").exists():
-            shutil.copy(tmp_path / "e2e.jsonl", ARTIFACTS / "e2e.jsonl")
+            shutil.copy(tmp_path / "e2e.jsonl", ARTIFACTS / f"e2e{tag}.jsonl")
 
 
-def test_search_read_trace_jsonl_hover(code_server: Any) -> None:
-    fx, url, tmp = code_server
-    if ARTIFACTS.exists():
-        for old in ARTIFACTS.glob("*.png"):
-            old.unlink()
+@pytest.fixture
+def code_server(tmp_path: Path) -> Iterator[tuple[Fixture, str, Path]]:
+    with running_code_server(tmp_path) as running:
+        yield running
+
+
+def drive(url: str, tmp: Path, fx: Fixture, **extra: Any) -> dict[str, Any]:
+    """Runs the Playwright driver; returns its observations."""
     config = {
         "url": url, "chromium": shutil.which("chromium") or shutil.which("chromium-browser"),
         "shots": str(ARTIFACTS), "result": str(tmp / "result.json"), "log": str(tmp / "e2e.jsonl"),
         "query": QUERY, "noteName": fx.note.name, "noteLine": fx.note_line,
-        "noteColumn": fx.note_column + 1,
+        "noteColumn": fx.note_column + 1, **extra,
     }
     (tmp / "config.json").write_text(json.dumps(config))
     run = subprocess.run(["node", str(DRIVER), str(tmp / "config.json")], cwd=EXT,
                          capture_output=True, text=True, timeout=240)
     assert (tmp / "result.json").exists(), run.stdout[-3000:] + run.stderr[-3000:]
-    out = json.loads((tmp / "result.json").read_text())
-    (ARTIFACTS / "result.json").write_text(json.dumps(out, indent=1))
+    out: dict[str, Any] = json.loads((tmp / "result.json").read_text())
+    name = "result-not-installed.json" if extra.get("mode") else "result.json"
+    (ARTIFACTS / name).write_text(json.dumps(out, indent=1))
     assert not out["errors"], "\n".join(out["errors"]) + f"\nscreenshots: {ARTIFACTS}"
+    return out
+
+
+def test_search_read_trace_jsonl_hover(code_server: Any) -> None:
+    fx, url, tmp = code_server
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for old in ARTIFACTS.glob("*.png"):
+        if old.name != "not-installed.png":
+            old.unlink()
+    out = drive(url, tmp, fx)
 
     # Status bar: counts of what this workspace may see (2 sessions; the third is elsewhere).
     assert re.search(r"Pi Events: 2 sessions", out["status"]), out["status"]
@@ -293,3 +314,20 @@ def test_search_read_trace_jsonl_hover(code_server: Any) -> None:
     assert "errors only" in out["errorsTitle"]
     for name in ("search", "read", "trace", "jsonl", "hover", "paging", "errors", "readme"):
         assert (ARTIFACTS / f"{name}.png").exists(), name
+
+
+def test_server_not_installed_message(tmp_path: Path) -> None:
+    """An interpreter without the server: the message names it and offers the fix."""
+    python = shutil.which("python3", path="/usr/bin") or "/usr/bin/python3"
+    if not Path(python).exists():
+        pytest.skip("no /usr/bin/python3 to stand for an interpreter without the server")
+    probe = subprocess.run([python, "-c", "import pi_event_search"], capture_output=True)
+    if probe.returncode == 0:
+        pytest.skip(f"{python} has pi_event_search installed")
+    settings = {"piEvents.serverCommand": python}
+    with running_code_server(tmp_path, "-not-installed", **settings) as (fx, url, tmp):
+        out = drive(url, tmp, fx, mode="notInstalled")
+    assert f"not installed for {python}" in out["toast"], out["toast"]
+    assert "piEvents.serverCommand" in out["toast"]
+    assert {"Open Settings", "Copy Install Command", "Show Log"} <= set(out["buttons"]), out
+    assert (ARTIFACTS / "not-installed.png").exists()

@@ -13,6 +13,7 @@ import {
   commandFromSetting,
   installHint,
   pythonCandidates,
+  runsServerModule,
 } from './core/settings';
 
 export function pathContext(): PathContext {
@@ -65,7 +66,14 @@ export type Resolution = { ok: true; command: Command; origin: string } | { ok: 
 export async function resolveServerCommand(log: vscode.LogOutputChannel): Promise<Resolution> {
   const setting = vscode.workspace.getConfiguration('piEvents').get<unknown>('serverCommand');
   const fromSetting = commandFromSetting(setting, pathContext());
-  if (fromSetting) return { ok: true, command: fromSetting, origin: 'piEvents.serverCommand' };
+  if (fromSetting) {
+    if (runsServerModule(fromSetting)) {
+      const probe = await canImportServer(fromSetting.command);
+      log.info(`${fromSetting.command}: ${probe.ok ? `imports ${SERVER_MODULE}` : `cannot import ${SERVER_MODULE} (${probe.detail})`}`);
+      if (!probe.ok) return { ok: false, ...installHint([fromSetting.command]) };
+    }
+    return { ok: true, command: fromSetting, origin: 'piEvents.serverCommand' };
+  }
   const candidates = pythonCandidates(await pythonExtensionInterpreter(log));
   for (const python of candidates) {
     const probe = await canImportServer(python);

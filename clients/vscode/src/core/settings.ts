@@ -97,6 +97,11 @@ export function commandFromSetting(setting: unknown, ctx: PathContext): Command 
   return { command: expandPath(parts[0], ctx), args: parts.slice(1) };
 }
 
+/** Whether a command runs the server as a Python module (so an import probe can explain failures). */
+export function runsServerModule(cmd: Command): boolean {
+  return cmd.args[0] === '-m' && cmd.args[1] === SERVER_MODULE;
+}
+
 export function describeCommand(cmd: Command): string {
   return [cmd.command, ...cmd.args].map((a) => (/[\s"']/.test(a) ? JSON.stringify(a) : a)).join(' ');
 }

@@ -3,7 +3,7 @@
 // builds the workspace, starts code-server, runs this script and asserts on the observations.
 //
 // Usage: node drive.mjs <config.json>
-// config: { url, chromium, shots, result, log, query, noteName, noteLine, noteColumn, jsonlName }
+// config: { url, chromium, shots, result, log, query, noteName, noteLine, noteColumn, mode? }
 import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -131,6 +131,17 @@ try {
   await page.goto(cfg.url);
   await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
   out.steps.push({ workbench: Date.now() - t0 });
+
+  if (cfg.mode === 'notInstalled') {
+    // The server is not installed for the configured interpreter: a clear message with a fix.
+    out.toast = await until('the not-installed message', async () => {
+      const t = await page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts();
+      return t.find((x) => x.includes('not installed'));
+    }, 60000);
+    out.buttons = await page.locator('.notifications-toasts .monaco-button').allInnerTexts();
+    out.statusTexts = await statusBarTexts(page);
+    await shot(page, 'not-installed');
+  } else {
 
   // 1. The status bar item appears and shows counts once the server has indexed.
   out.status = await until('the status bar counts', async () => {
@@ -276,6 +287,7 @@ try {
   await sleep(800);
   await page.screenshot({ path: join(cfg.shots, 'readme.png'), clip: { x: 0, y: 0, width: 1400, height: 620 } });
   await page.keyboard.press('Escape');
+  }
 } catch (err) {
   out.errors.push(String(err?.stack ?? err));
   try {

@@ -7,6 +7,7 @@ import {
   installHint,
   isPythonExecutable,
   pythonCandidates,
+  runsServerModule,
   toInitializationOptions,
 } from '../../src/core/settings';
 
@@ -59,6 +60,10 @@ describe('server command', () => {
     assert.equal(commandFromSetting([], ctx), undefined);
     assert.equal(commandFromSetting('  ', ctx), undefined);
     assert.equal(commandFromSetting(undefined, ctx), undefined);
+  });
+  it('knows which commands run the server module', () => {
+    assert.ok(runsServerModule({ command: '/v/bin/python', args: ['-m', 'pi_event_search', 'serve'] }));
+    assert.ok(!runsServerModule({ command: '/v/bin/pi-event-search', args: ['serve'] }));
   });
   it('recognises interpreters', () => {
     for (const p of ['python', 'python3', '/usr/bin/python3.11', 'C:\\Py\\python.exe']) assert.ok(isPythonExecutable(p), p);
