@@ -108,6 +108,8 @@ class Fixture:
                     tool_calls=[("c1", "bash", {"command": "grep -rn reconnect src/websocket"})])
         b.tool_result("c1", "bash", "src/websocket/client.ts:42: reconnect()")
         b.assistant("Done: the websocket now retries reconnect every second, then backs off.")
+        b.assistant(tool_calls=[("c2", "read", {"path": "src/big.log"})])
+        self.long_id = b.tool_result("c2", "read", "".join(f"log line {i:05d}\n" for i in range(600)))
         self.b = b
         # Same words, but recorded in another project: must never be listed.
         hidden = SessionBuilder(sessions, str(root / "elsewhere"), name_seed="hidden")
@@ -220,7 +222,8 @@ def drive(url: str, tmp: Path, fx: Fixture, **extra: Any) -> dict[str, Any]:
         "url": url, "chromium": shutil.which("chromium") or shutil.which("chromium-browser"),
         "shots": str(ARTIFACTS), "result": str(tmp / "result.json"), "log": str(tmp / "e2e.jsonl"),
         "query": QUERY, "noteName": fx.note.name, "noteLine": fx.note_line,
-        "noteColumn": fx.note_column + 1, **extra,
+        "noteColumn": fx.note_column + 1,
+        "longRef": f"pi-event:{fx.b.session_id}/{fx.long_id}", **extra,
     }
     (tmp / "config.json").write_text(json.dumps(config))
     run = subprocess.run(["node", str(DRIVER), str(tmp / "config.json")], cwd=EXT,
@@ -285,6 +288,15 @@ def test_search_read_trace_jsonl_hover(code_server: Any) -> None:
     assert out["previous"]["ref"] == f"pi-event:{session_id}/{previous_id}", out["previous"]
     assert "order=branch" not in out["previous"]["uri"]
     assert out["next"]["ref"] == refs[0] and "order=branch" in out["next"]["uri"], out["next"]
+
+    # Reveal Source Line from the read view: the entry's line.
+    assert out["reveal"]["uri"].endswith(".jsonl") and out["reveal"]["line"] == line
+
+    # A 9000-character result is cut at 4000 in the view; Show More widens the window.
+    long_ref = f"pi-event:{fx.b.session_id}/{fx.long_id}"
+    assert out["long"]["more"] is True and "length=" not in out["long"]["uri"]
+    assert out["longer"]["ref"] == long_ref and "length=40000" in out["longer"]["uri"]
+    assert out["longer"]["more"] is False, out["longer"]
 
     # Trace: at least the event itself and its parent section.
     trace = out["trace"]["logged"]

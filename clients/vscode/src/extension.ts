@@ -65,6 +65,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (uri && targetOf(uri)) await reads.revealSource(uri);
     else void vscode.window.showInformationMessage('Pi Events: open an event first (Pi Events: Search).');
   });
+  command('piEvents.showMore', async (arg?: unknown) => {
+    const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
+    if (uri && targetOf(uri)) await reads.showMore(uri);
+  });
   const step = (direction: 'previous' | 'next', order: Order) => () => reads.step(direction, order);
   command('piEvents.previous', step('previous', 'append'));
   command('piEvents.next', step('next', 'append'));

@@ -4,9 +4,9 @@
  */
 import * as vscode from 'vscode';
 import { METHODS, type ReadParams, type ReadResult } from './core/protocol';
-import { type Order, type ReadTarget, parseReadUri, readUriString } from './core/readUri';
+import { DEFAULT_LENGTH, MAX_LENGTH, type Order, type ReadTarget, parseReadUri, readUriString } from './core/readUri';
 import { type EventRef, SCHEME, findRefs, formatRef, parseRef } from './core/refs';
-import { readMarkdown, stepTarget } from './core/render';
+import { hasMore, readMarkdown, stepTarget } from './core/render';
 import { e2eLog } from './e2eLog';
 import { type Server } from './server';
 
@@ -51,7 +51,7 @@ export class ReadView implements vscode.TextDocumentContentProvider, vscode.Docu
     try {
       const result = await this.server.request<ReadResult>(METHODS.read, readParams(target), token);
       this.results.set(uri.toString(), result);
-      e2eLog('read', { uri: uri.toString(true), ref: result.event.ref, line: result.source.line });
+      e2eLog('read', { uri: uri.toString(true), ref: result.event.ref, line: result.source.line, more: hasMore(result) });
       return readMarkdown(result, { now: Date.now() });
     } catch (err) {
       const message = String((err as Error)?.message ?? err);
@@ -116,6 +116,25 @@ export class ReadView implements vscode.TextDocumentContentProvider, vscode.Docu
       return;
     }
     await this.open(next, order);
+  }
+
+  /** Reopens the view with a window 10 times wider (up to the server's maximum). */
+  async showMore(uri: vscode.Uri): Promise<void> {
+    const target = targetOf(uri);
+    const result = target && (await this.result(uri));
+    if (!target || !result) return;
+    const length = target.length ?? DEFAULT_LENGTH;
+    if (!hasMore(result) || length >= MAX_LENGTH) {
+      void vscode.window.showInformationMessage(
+        hasMore(result) ? `Pi Events: the view already shows the maximum (${MAX_LENGTH} characters per fragment).` : 'Pi Events: nothing was cut.',
+      );
+      return;
+    }
+    const wider = readUri({ ...target, length: Math.min(MAX_LENGTH, length * 10) });
+    let doc = await vscode.workspace.openTextDocument(wider);
+    if (doc.languageId !== 'markdown') doc = await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
+    await vscode.window.showTextDocument(doc, { preview: true });
+    e2eLog('openRead', { uri: wider.toString(true) });
   }
 
   async revealSource(uri: vscode.Uri): Promise<void> {

@@ -300,7 +300,8 @@ function fragmentSection(f: Fragment): string[] {
       : '';
   const body = f.text;
   const ticks = fence(body);
-  return [`### ${f.fragmentId}${window}`, '', `${ticks}text`, body, ticks, ''];
+  const more = end < f.totalLength ? ['', '*(cut here: **Pi Events: Show More of This Event** widens the window)*', ''] : [''];
+  return [`### ${f.fragmentId}${window}`, '', `${ticks}text`, body, ticks, ...more];
 }
 
 function omittedLine(o: Omitted): string {
@@ -362,6 +363,11 @@ export function readMarkdown(r: ReadResult, opts: ReadOptions): string {
   }
   lines.push('');
   return lines.join('\n');
+}
+
+/** Whether some fragment was cut at the end of its window (more can be read). */
+export function hasMore(r: ReadResult): boolean {
+  return r.fragments.some((f) => f.offset + Array.from(f.text).length < f.totalLength);
 }
 
 /** The neighbour to step to: the last `before` or the first `after`. */

@@ -185,6 +185,12 @@ try {
   await shot(page, 'trace');
   await page.keyboard.press('Escape');
 
+  // 4b. Reveal the source line of the read view.
+  const sources = logEvents('openSource').length;
+  await runCommand(page, 'Pi Events: Reveal Source Line');
+  out.reveal = await until('the revealed source line', async () => logEvents('openSource').slice(sources)[0], 15000);
+  await until('the JSONL editor tab', async () => (await activeTab(page)).includes('.jsonl'), 15000);
+
   // 5. Search again and open the JSONL line with the modifier key (Ctrl+O).
   const second = await searchFor(page, cfg.query);
   await page.keyboard.press('Control+O');
@@ -247,6 +253,20 @@ try {
   const pagedRows = await stableRows(page, 'the rendered next page', (rows) => rows.length >= Math.min(allPages.labels.length, 6));
   out.paging = { first: firstPage, all: allPages, rows: pagedRows };
   await shot(page, 'paging');
+
+  // 6c. A long tool result: the read view says it was cut; Show More widens the window.
+  await page.keyboard.press('Escape');
+  const before6c = logEvents('read').length;
+  await runCommand(page, 'Pi Events: Open Event Reference…');
+  await page.locator('.quick-input-widget input').waitFor({ state: 'visible' });
+  await page.locator('.quick-input-widget input').fill(cfg.longRef);
+  await page.keyboard.press('Enter');
+  out.long = await until('the long event', async () => logEvents('read').slice(before6c).find((e) => e.ref === cfg.longRef), 15000);
+  await until('the long event shown', async () => (await activeTab(page)) !== '' && (await editorText(page)).includes('Content'), 15000);
+  await sleep(300);
+  await runCommand(page, 'Pi Events: Show More of This Event');
+  out.longer = await until('the wider window', async () =>
+    logEvents('read').slice(before6c).find((e) => e.ref === cfg.longRef && e.uri.includes('length=')), 15000);
 
   // 7. Reindex from the palette.
   await page.keyboard.press('Escape');

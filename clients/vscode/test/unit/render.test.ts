@@ -12,6 +12,7 @@ import {
   protect,
   readMarkdown,
   relativeTime,
+  hasMore,
   shortenPath,
   statusBarText,
   stepTarget,
@@ -174,6 +175,11 @@ describe('readMarkdown', () => {
   it('fences content that contains backticks and says what is outside the window', () => {
     assert.match(md, /### tool\.result:0 \(characters 0–17 of 5,242,880\)/);
     assert.match(md, /````text\nline 1\n```\nline 3\n````/);
+  });
+  it('says when a fragment was cut', () => {
+    assert.match(md, /cut here: \*\*Pi Events: Show More of This Event\*\*/);
+    assert.ok(hasMore(READ));
+    assert.ok(!hasMore({ ...READ, fragments: [{ ...READ.fragments[0], totalLength: 17, truncated: false }] }));
   });
   it('lists what was omitted', () => {
     assert.match(md, /- `message\.content\[1\]`: image, image\/png, 79\.3 KB/);
