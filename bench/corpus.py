@@ -205,6 +205,13 @@ def insert_token(rng: random.Random, text: str, token: str, lo: int = 0, hi: int
     hi = len(text) if hi is None else min(hi, len(text))
     lo = min(lo, hi)
     pos = rng.randint(lo, hi)
+    # at whitespace, so that neither a word nor an earlier planted token is split
+    ws = [i for i in (text.find(" ", pos, hi), text.find("\n", pos, hi)) if i >= 0]
+    if ws:
+        pos = min(ws)
+    else:
+        back = max(text.rfind(" ", lo, pos), text.rfind("\n", lo, pos))
+        pos = back if back >= 0 else (hi if hi == len(text) else pos)
     return f"{text[:pos]} {token} {text[pos:]}"
 
 
@@ -793,14 +800,14 @@ def generate(out: Path, size: int, seed: int = 7, live_big: int | None = None) -
     manifest_path = out / "manifest.json"
     if manifest_path.exists():
         m: dict[str, Any] = orjson.loads(manifest_path.read_bytes())
-        if m.get("requested_bytes") == size and m.get("seed") == seed and m.get("version") == 2:
+        if m.get("requested_bytes") == size and m.get("seed") == seed and m.get("version") == 3:
             return m
         import shutil
 
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
     m = Generator(out, size, seed, live_big).run()
-    m["version"] = 2
+    m["version"] = 3
     manifest_path.write_bytes(orjson.dumps(m))
     return m
 

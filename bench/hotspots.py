@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from corpus import generate, iso, parse_size  # noqa: E402
-from run import QUERY_MIX, use_engine  # noqa: E402
+from run import QUERY_MIX, measured, use_engine  # noqa: E402
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -202,13 +202,9 @@ def main() -> None:
     os.link(big["path"], folder / Path(big["path"]).name)
     senv = dict(env, PI_CODING_AGENT_DIR=str(solo / "agent"),
                 PI_EVENT_SEARCH_INDEX=str(solo / "index.sqlite3"))
-    t0 = time.perf_counter()
-    proc = subprocess.Popen([str(VENV_BIN / "pi-event-search"), "index"], env=senv,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, _, usage = os.wait4(proc.pid, 0)
+    r = measured([str(VENV_BIN / "pi-event-search"), "index"], senv)
     out["solo_big_file_index"] = {"file_mb": round(big["bytes"] / 1e6, 1),
-                                  "seconds": round(time.perf_counter() - t0, 1),
-                                  "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
+                                  "seconds": r["wall_s"], "peak_rss_mb": r["maxrss_mb"]}
 
     # 4. server import time
     imp = subprocess.run([sys.executable, "-X", "importtime", "-c",

@@ -62,6 +62,28 @@ TARGETS = {
 }
 
 
+# A small launcher measures the command: Linux charges a child spawned from a big process (vfork
+# then exec) with the parent's resident set in ru_maxrss, so the bench process must not be the
+# direct parent of what it measures.
+_LAUNCHER = """
+import os, subprocess, sys, time, json
+t0 = time.perf_counter()
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, status, ru = os.wait4(p.pid, 0)
+print(json.dumps({"wall_s": round(time.perf_counter() - t0, 3),
+                  "rc": os.waitstatus_to_exitcode(status), "maxrss_mb": round(ru.ru_maxrss / 1024, 1),
+                  "user_s": round(ru.ru_utime, 2), "sys_s": round(ru.ru_stime, 2)}))
+"""
+
+
+def measured(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
+    """Wall time, exit code, peak RSS and CPU of one command, measured by a small launcher."""
+    out = subprocess.run([sys.executable, "-c", _LAUNCHER, *argv], env=env, capture_output=True,
+                         check=True).stdout
+    result: dict[str, Any] = orjson.loads(out.splitlines()[-1])
+    return result
+
+
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -119,26 +141,21 @@ class Bench:
         for suffix in ("", "-wal", "-shm"):
             Path(str(self.index) + suffix).unlink(missing_ok=True)
         src = self.res["corpus"]["bytes"]
-        t0 = time.perf_counter()
-        proc = subprocess.Popen([CLI, "index"], env=self.env(), stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out = proc.stdout.read().decode() if proc.stdout else ""
-        if proc.returncode != 0:
-            raise RuntimeError(f"index failed ({proc.returncode}): {out}")
+        r = measured([CLI, "index"], self.env())
+        wall = r["wall_s"]
+        if r["rc"] != 0:
+            raise RuntimeError(f"index failed ({r['rc']})")
         idx = sum(Path(str(self.index) + s).stat().st_size for s in ("", "-wal", "-shm")
                   if Path(str(self.index) + s).exists())
         entries = self.res["corpus"]["entries"]
         self.res["cold_index"] = {
             "seconds": round(wall, 2), "mb_per_s": round(src / 1e6 / wall, 1),
-            "entries_per_s": round(entries / wall), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
-            "user_s": round(usage.ru_utime, 1), "sys_s": round(usage.ru_stime, 1),
-            "index_bytes": idx, "index_ratio": round(idx / src, 3), "cli_output": out.strip(),
+            "entries_per_s": round(entries / wall), "peak_rss_mb": r["maxrss_mb"],
+            "user_s": r["user_s"], "sys_s": r["sys_s"],
+            "index_bytes": idx, "index_ratio": round(idx / src, 3),
         }
         log(f"{self.label}: cold index {wall:.1f}s = {src / 1e6 / wall:.1f} MB/s, "
-            f"rss {usage.ru_maxrss / 1024:.0f} MB, index {idx / src:.2f}x")
+            f"rss {r['maxrss_mb']:.0f} MB, index {idx / src:.2f}x")
 
     # -- server ----------------------------------------------------------------------------------
     def server(self) -> LspClient:
