@@ -321,10 +321,18 @@ def test_search_read_trace_jsonl_hover(code_server: Any) -> None:
     assert out["reindex"]["changedSessions"] == 0 and isinstance(out["reindex"]["generation"], int)
     assert "reindexed" in out["reindexToast"]
 
+    # Filters picker, kind tool.call, empty query: the newest tool calls (page size 3).
+    calls = {f"pi-event:{fx.a.session_id}/{fx.a.ids[i]}" for i in (3, 5, 7)}
+    calls |= {f"pi-event:{fx.b.session_id}/{fx.b.ids[i]}" for i in (1, 4)}
+    kind_refs = out["kindFilter"]["refs"]
+    assert kind_refs and set(kind_refs) <= calls, kind_refs
+    assert "kind: tool.call" in out["kindTitle"]
+
     # Errors only (title bar toggle), empty query: exactly the failed bash result.
     assert out["errorsOnly"]["refs"] == [f"pi-event:{fx.a.session_id}/{fx.a.ids[6]}"], out["errorsOnly"]
     assert "errors only" in out["errorsTitle"]
-    for name in ("search", "read", "trace", "jsonl", "hover", "paging", "errors", "readme"):
+    for name in ("search", "read", "trace", "jsonl", "hover", "paging", "kind-filter", "errors",
+                 "readme"):
         assert (ARTIFACTS / f"{name}.png").exists(), name
 
 

@@ -39,7 +39,7 @@ export class ReadView implements vscode.TextDocumentContentProvider, vscode.Docu
         if (d.uri.scheme === SCHEME) this.results.delete(d.uri.toString());
       }),
       server.onIndexChanged((e) => {
-        if (e.generation < 0 || e.indexing) return;
+        if (e.indexing) return;
         for (const d of vscode.workspace.textDocuments) if (d.uri.scheme === SCHEME) this.changed.fire(d.uri);
       }),
     );

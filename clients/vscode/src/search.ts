@@ -79,6 +79,7 @@ export class Search implements vscode.Disposable {
     });
     qp.show();
     void vscode.commands.executeCommand('setContext', 'piEvents.searchVisible', true);
+    qp.busy = true;
     this.render();
     this.schedule(0);
   }

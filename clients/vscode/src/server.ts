@@ -47,10 +47,13 @@ export class Server implements vscode.Disposable {
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
   private readonly indexEmitter = new vscode.EventEmitter<IndexChanged>();
   private readonly progressEmitter = new vscode.EventEmitter<Progress>();
+  private readonly startEmitter = new vscode.EventEmitter<void>();
   private readonly disposables: vscode.Disposable[] = [];
   readonly onDidChangeState = this.stateEmitter.event;
   readonly onIndexChanged = this.indexEmitter.event;
   readonly onProgress = this.progressEmitter.event;
+  /** The client is running (after every start or restart). */
+  readonly onDidStart = this.startEmitter.event;
 
   constructor(readonly log: vscode.LogOutputChannel) {
     this.disposables.push(
@@ -117,7 +120,7 @@ export class Server implements vscode.Disposable {
     }
     client.onNotification(METHODS.indexChanged, (params: IndexChanged) => this.indexEmitter.fire(params));
     this.log.info('server started');
-    this.indexEmitter.fire({ generation: -1, changedSessions: 0, indexing: false });
+    this.startEmitter.fire();
   }
 
   private async offerFix(message: string, fix: string): Promise<void> {
@@ -168,6 +171,7 @@ export class Server implements vscode.Disposable {
     this.stateEmitter.dispose();
     this.indexEmitter.dispose();
     this.progressEmitter.dispose();
+    this.startEmitter.dispose();
   }
 }
 

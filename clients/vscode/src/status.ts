@@ -30,6 +30,7 @@ export class StatusBar implements vscode.Disposable {
           this.show({ kind: 'indexing', message: p.message, percentage: p.percentage });
         }
       }),
+      server.onDidStart(() => this.refreshSoon(0)),
       server.onIndexChanged((e) => {
         if (e.indexing && !this.progressActive) this.show({ kind: 'indexing' });
         this.refreshSoon(e.indexing ? 1000 : 200);

@@ -277,6 +277,35 @@ try {
     return t.find((x) => x.includes('reindexed'));
   }, 10000).catch(() => '');
 
+  // 7b. The Filters picker: kind tool.call on the empty query, then clear it again.
+  const toggleKind = async (kind) => {
+    await page.locator('.quick-input-widget .action-label[aria-label^="Filters"]').first().click();
+    await until('the filters picker', async () => (await page.locator('.quick-input-widget .quick-input-title').innerText()).includes('Search filters'), 10000);
+    const row = page.locator('.quick-input-widget .monaco-list-row').filter({ hasText: kind }).first();
+    await row.locator('label.quick-input-list-label').click();
+    await sleep(200);
+    await page.keyboard.press('Enter');
+    await until('the search picker again', async () => (await page.locator('.quick-input-widget .quick-input-title').innerText()).startsWith('Pi Events: Search'), 10000);
+  };
+  await runCommand(page, 'Pi Events: Search');
+  await until('the search picker', async () => (await page.locator('.quick-input-widget .quick-input-title').innerText()).includes('Pi Events: Search'), 10000);
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Backspace');
+  await until('the empty query', async () => (logEvents('search').at(-1)?.query === '' ? true : undefined), 10000);
+  await toggleKind('tool.call');
+  out.kindFilter = await until('tool.call results', async () => {
+    const e = logEvents('search').at(-1);
+    return e && e.query === '' && e.filters?.kind?.[0] === 'tool.call' ? e : undefined;
+  }, 10000);
+  out.kindTitle = await page.locator('.quick-input-widget .quick-input-title').innerText();
+  await shot(page, 'kind-filter');
+  await toggleKind('tool.call');
+  await until('no filters again', async () => {
+    const e = logEvents('search').at(-1);
+    return e && e.query === '' && !e.filters ? e : undefined;
+  }, 10000);
+  await page.keyboard.press('Escape');
+
   // 8. Errors-only filter (title bar toggle) on the empty query: the newest failed events.
   await runCommand(page, 'Pi Events: Search');
   await until('the search picker', async () => (await page.locator('.quick-input-widget .quick-input-title').innerText()).includes('Pi Events: Search'), 10000);
