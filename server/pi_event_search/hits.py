@@ -6,6 +6,7 @@ Unicode code points into the snippet.
 
 from __future__ import annotations
 
+import itertools
 import re
 import sqlite3
 import unicodedata
@@ -16,6 +17,7 @@ from pi_event_search.store import unpack
 
 SNIPPET_CHARS = 200
 WINDOW = 400  # raw characters considered before whitespace is collapsed
+FOLD_CHARS = 20_000  # how far the slow, diacritic-folding scan looks
 _OPEN, _CLOSE = "\x01", "\x02"
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
 _TOKEN = re.compile(r"[^\W_]+")
@@ -70,15 +72,33 @@ def _match_words(match: str | None) -> tuple[set[str], str | None]:
     return words, prefix
 
 
-def _mark(text: str, words: set[str], prefix: str | None) -> str:
-    """A window of the text around the densest matches, matches wrapped in markers."""
-    spans: list[tuple[int, int, str]] = []
-    for m in _TOKEN.finditer(text):
+def _spans(text: str, words: set[str], prefix: str | None) -> list[tuple[int, int, str]]:
+    """Where the query's words occur. A regex finds them fast; only when it finds nothing (a
+    diacritic the tokenizer folds, say "cafe" for "café") is every token folded, in a bounded
+    head of the text."""
+    alternatives = [re.escape(w) for w in sorted(words, key=len, reverse=True)]
+    if prefix is not None:
+        alternatives.append(re.escape(prefix) + r"[^\W_]*")
+    if not alternatives:
+        return []
+    pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(alternatives) + r")(?![^\W_])",
+                         re.IGNORECASE)
+    spans = [(m.start(), m.end(), m.group().lower())
+             for m in itertools.islice(pattern.finditer(text), 400)]
+    if spans or text.isascii():
+        return spans
+    for m in _TOKEN.finditer(text, 0, FOLD_CHARS):
         tok = fold(m.group())
         if tok in words or (prefix is not None and tok.startswith(prefix)):
             spans.append((m.start(), m.end(), tok))
             if len(spans) >= 400:
                 break
+    return spans
+
+
+def _mark(text: str, words: set[str], prefix: str | None) -> str:
+    """A window of the text around the densest matches, matches wrapped in markers."""
+    spans = _spans(text, words, prefix)
     if not spans:
         return text[:WINDOW]
     best = max(range(len(spans)), key=lambda i: (
