@@ -119,8 +119,9 @@ class Corpus:
 
 @pytest.fixture(scope="module")
 def corpora(tmp_path_factory: pytest.TempPathFactory) -> list[Corpus]:
+    roots = [tmp_path_factory.mktemp("crash") for _ in range(WORKERS)]  # mktemp is not thread-safe
     with ThreadPoolExecutor(WORKERS) as pool:
-        return list(pool.map(lambda _: Corpus(tmp_path_factory.mktemp("crash")), range(WORKERS)))
+        return list(pool.map(Corpus, roots))
 
 
 def _parallel(corpora: list[Corpus], trial: Callable[[Corpus, int], str]) -> dict[str, int]:

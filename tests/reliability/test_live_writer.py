@@ -145,11 +145,12 @@ def test_index_watch_with_a_live_writer(pi_home: PiHome) -> None:
     w = Writer(pi_home, SEED)
     log = pi_home.root / "guard.log"
     env = guard_env(pi_home.env(), [pi_home.agent], log)
+    err = open(pi_home.root / "watch.err", "wb")  # noqa: SIM115 - closed below; a pipe could fill up
     watcher = subprocess.Popen(guard_cmd("index", "--watch"), env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
+                               stderr=err)
     try:
         while not pi_home.index.exists():
-            assert watcher.poll() is None, watcher.stderr.read() if watcher.stderr else ""
+            assert watcher.poll() is None, (pi_home.root / "watch.err").read_text()
             time.sleep(0.05)
         time.sleep(0.5)
         thread = threading.Thread(target=w.run)
@@ -174,6 +175,7 @@ def test_index_watch_with_a_live_writer(pi_home: PiHome) -> None:
         except subprocess.TimeoutExpired:
             watcher.kill()
             watcher.wait(10)
+        err.close()
     assert not violations(log), violations(log)
     FIGURES.add("live writer", "entries written (index --watch)", ENTRIES)
     FIGURES.add("live writer", "line pieces written", w.pieces)
