@@ -7,12 +7,13 @@ an unreadable root (an unmounted archive) marks its sessions unavailable instead
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pi_event_search import store
 from pi_event_search.discovery import HeaderInfo, Observation, SessionDir, read_header_info, scan
-from pi_event_search.ingest import Outcome, apply_file, mark_stale
+from pi_event_search.ingest import RACY_NS, Outcome, apply_file, mark_stale
 from pi_event_search.sessions import drop_session
 
 Progress = Callable[[int, int, str], None]
@@ -60,21 +61,48 @@ def _apply_all(conn: sqlite3.Connection, observed: list[Observation],
                infos: dict[str, HeaderInfo], canonical: dict[str, Observation],
                known: dict[str, tuple[object, ...]], report: Report,
                progress: Progress | None) -> None:
+    outcomes: dict[str, Outcome] = {}
+
+    def one(obs: Observation) -> None:
+        info = infos[obs.path]
+        if info.session_id is None:
+            _not_a_session(conn, obs, info, known.get(obs.path), outcomes)
+        elif canonical[info.session_id].path != obs.path:
+            _duplicate(conn, obs, info.session_id, canonical[info.session_id].path)
+        elif _settled(obs, known.get(obs.path)):
+            outcomes[obs.path] = Outcome("unchanged")
+        else:
+            outcome = outcomes[obs.path] = apply_file(conn, obs, info.session_id)
+            batch.dirty |= outcome.change in ("appended", "rebuilt")
+
     with store.WriteBatch(conn) as batch:
+        applied: list[Observation] = []  # in the open transaction
         for i, obs in enumerate(observed):
             if progress is not None:
                 progress(i, len(observed), obs.path)
-            info = infos[obs.path]
             batch.begin()
-            if info.session_id is None:
-                _not_a_session(conn, obs, info, known.get(obs.path), report)
-            elif canonical[info.session_id].path != obs.path:
-                _duplicate(conn, obs, info.session_id, canonical[info.session_id].path)
-            else:
-                outcome = apply_file(conn, obs, info.session_id)
-                report.count(outcome)
-                batch.dirty |= outcome.change in ("appended", "rebuilt")
-            batch.maybe_commit()
+            try:
+                one(obs)
+                applied.append(obs)
+            except Exception as exc:  # one broken file never stops the others
+                batch.rollback()
+                batch.begin()
+                for done in applied:
+                    one(done)
+                mark_stale(conn, obs.path, f"indexing failed: {type(exc).__name__}: {exc}")
+                outcomes[obs.path] = Outcome("stale", error=str(exc))
+            if batch.maybe_commit():
+                applied.clear()
+    for outcome in outcomes.values():
+        report.count(outcome)
+
+
+def _settled(obs: Observation, row: tuple[object, ...] | None) -> bool:
+    """Indexed, and not touched since (old enough that its mtime cannot hide a change): skip
+    without opening it. Keeps a refresh with nothing new cheap on big histories."""
+    return row is not None and row[7] == "indexed" \
+        and row[2:6] == (obs.dev, obs.ino, obs.size, obs.mtime_ns) \
+        and time.time_ns() - obs.mtime_ns > RACY_NS
 
 
 def _header(obs: Observation, row: tuple[object, ...] | None) -> HeaderInfo:
@@ -101,12 +129,12 @@ def _canonical(observed: list[Observation], infos: dict[str, HeaderInfo]
 
 
 def _not_a_session(conn: sqlite3.Connection, obs: Observation, info: HeaderInfo,
-                   row: tuple[object, ...] | None, report: Report) -> None:
+                   row: tuple[object, ...] | None, outcomes: dict[str, Outcome]) -> None:
     reason = info.reason or "not a session"
     if row is not None and row[7] in ("indexed", "stale") and isinstance(row[6], str):
         # Was a good session: a changed file we cannot parse keeps its last known-good index.
         mark_stale(conn, obs.path, reason)
-        report.count(Outcome("stale", error=reason))
+        outcomes[obs.path] = Outcome("stale", error=reason)
         return
     conn.execute(
         "INSERT INTO files (path, root, live, dev, ino, size, mtime_ns, status, reason) "

@@ -36,21 +36,14 @@ class Stale(Exception):
 
 
 def apply_file(conn: sqlite3.Connection, obs: Observation, session_id: str) -> Outcome:
-    """Apply one file inside the caller's write transaction, atomically (a savepoint)."""
-    conn.execute("SAVEPOINT apply_file")
+    """Apply one file inside the caller's write transaction. No savepoint: FTS5 flushes its
+    pending index at every savepoint, and nothing needs one (a Stale is raised before anything
+    is written; any other error rolls the whole transaction back)."""
     try:
-        outcome = _apply(conn, obs, session_id)
+        return _apply(conn, obs, session_id)
     except Stale as exc:
-        conn.execute("ROLLBACK TO apply_file")
-        conn.execute("RELEASE apply_file")
         mark_stale(conn, obs.path, str(exc))
         return Outcome("stale", error=str(exc))
-    except BaseException:
-        conn.execute("ROLLBACK TO apply_file")
-        conn.execute("RELEASE apply_file")
-        raise
-    conn.execute("RELEASE apply_file")
-    return outcome
 
 
 def mark_stale(conn: sqlite3.Connection, path: str, error: str) -> None:

@@ -192,9 +192,16 @@ class WriteBatch:
             self.conn.execute("COMMIT")
             self.started, self.dirty = None, False
 
-    def maybe_commit(self) -> None:
+    def maybe_commit(self) -> bool:
         if self.started is not None and time.monotonic() - self.started > self.seconds:
             self.commit()
+            return True
+        return False
+
+    def rollback(self) -> None:
+        if self.started is not None:
+            self.conn.execute("ROLLBACK")
+            self.started, self.dirty = None, False
 
     def __enter__(self) -> WriteBatch:
         return self
