@@ -33,11 +33,21 @@ def place_token(path: str) -> str:
                                        digest_size=8).hexdigest()
 
 
+# Directories this shallow (/, /home, /home/me) hold nearly every session: a token for them would
+# grow the index and narrow nothing, so roots there are left to the SQL predicate alone.
+MIN_PLACE_DEPTH = 3
+
+
+def _depth(path: str) -> int:
+    return len(path.strip("/").split("/")) if path.strip("/") else 0
+
+
 def place_tokens(cwd_canon: str | None) -> str:
-    if not cwd_canon or cwd_canon == "/":
+    if not cwd_canon or _depth(cwd_canon) < MIN_PLACE_DEPTH:
         return ""
     parts = cwd_canon.strip("/").split("/")
-    return " ".join(place_token("/" + "/".join(parts[: i + 1])) for i in range(len(parts)))
+    return " ".join(place_token("/" + "/".join(parts[:i]))
+                    for i in range(MIN_PLACE_DEPTH, len(parts) + 1))
 
 
 def git_root(start: str) -> str | None:
@@ -76,7 +86,8 @@ class Scope:
 
     def fts_filter(self) -> str | None:
         """An FTS5 clause on the meta column matching only fragments under the roots."""
-        if self.roots is None or not self.roots or "/" in self.roots:
+        if self.roots is None or not self.roots or \
+                any(_depth(r) < MIN_PLACE_DEPTH for r in self.roots):
             return None
         return "meta : (" + " OR ".join(f'"{place_token(r)}"' for r in self.roots) + ")"
 
