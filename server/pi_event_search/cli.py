@@ -86,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     _scope_args(p)
     p = sub.add_parser("serve", help="run the language server on stdio")
     _common(p)
+    p.add_argument("--stdio", action="store_true",
+                   help="accepted for LSP clients that pass it; stdio is the only transport")
     return parser
 
 

@@ -150,8 +150,12 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
     async def document_link(ls: PiEventServer, params: t.DocumentLinkParams
                             ) -> list[t.DocumentLink]:
         doc = ls.workspace.get_text_document(params.text_document.uri)
+        try:
+            source = doc.source
+        except OSError:
+            return []
         links: list[t.DocumentLink] = []
-        for found in list(refs.in_text(doc.source))[:500]:
+        for found in list(refs.in_text(source))[:500]:
             result = await _quiet_read(ls, found.ref)
             rng = doc.range_to_client_units(_range(found.line, found.start, found.end))
             target = None
@@ -167,8 +171,12 @@ def _range(line: int, start: int, end: int) -> ServerTextRange:
 
 def _ref_at(ls: PiEventServer, uri: str, pos: t.Position) -> tuple[Ref, t.Range] | None:
     doc = ls.workspace.get_text_document(uri)
+    try:
+        source = doc.source  # a document never opened is read from disk, if it exists
+    except OSError:
+        return None
     server_pos = doc.position_from_client_units(pos)
-    found = refs.at(doc.source, server_pos.line, server_pos.character)
+    found = refs.at(source, server_pos.line, server_pos.character)
     if found is None:
         return None
     return found.ref, doc.range_to_client_units(_range(found.line, found.start, found.end))

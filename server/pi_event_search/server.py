@@ -34,6 +34,7 @@ from pi_event_search.engine import Engine, EngineError
 from pi_event_search.indexer import Report
 
 T = TypeVar("T")
+EXPECTED_CODES = {-32602, -32601, -32001, -32002, -32003, -32004, -32800}
 log = logging.getLogger(__name__)
 
 
