@@ -442,11 +442,14 @@ class Bench:
         self.res["ripgrep"] = out
 
     def run(self) -> dict[str, Any]:
-        self.corpus()
-        self.cold_index()
-        self.server_phase()
-        self.in_process()
-        self.ripgrep()
+        load: list[tuple[str, float]] = []
+        for name, step in (("corpus", self.corpus), ("cold_index", self.cold_index),
+                           ("server", self.server_phase), ("in_process", self.in_process),
+                           ("ripgrep", self.ripgrep)):
+            step()
+            load.append((name, round(os.getloadavg()[0], 2)))
+        # other work on the machine inflates tails: the 1-minute load average after each phase
+        self.res["load_average"] = dict(load)
         self.res["targets"] = evaluate(self.res)
         return self.res
 
