@@ -9,6 +9,7 @@ import os
 import random
 import shutil
 import signal
+import sqlite3
 import subprocess
 import time
 from collections.abc import Callable
@@ -72,6 +73,7 @@ class Corpus:
         self.a_sizes = {sb.path: sb.path.stat().st_size for sb in builders}
         self.index_a = root / "clean-a.sqlite3"
         self.state_a = self._clean(self.index_a)
+        self.schema = sqlite3.connect(self.index_a).execute("PRAGMA user_version").fetchone()[0]
         for i, sb in enumerate(builders):  # state B: appends everywhere, a few torn tails
             _turns(sb, i, TURNS, APPEND_TURNS)
             if rng.random() < 0.2:
@@ -186,6 +188,12 @@ def _check_after_kill(c: Corpus, index: Path, allowed: list[dict[str, tuple[Any,
     Returns how far the killed run got: 'none', 'partial' or 'complete'."""
     if not index.exists():
         return "none"
+    raw = sqlite3.connect(index)
+    version = raw.execute("PRAGMA user_version").fetchone()[0]
+    raw.close()
+    assert version in (0, c.schema), (
+        f"index schema {version}, corpus built with {c.schema}: the engine's code changed while "
+        "the suite ran (an old schema is rebuilt from scratch); run again")
     e = open_engine(c.sessions, index)  # opening must work (WAL recovery, schema check)
     try:
         integrity(e.conn)
