@@ -6,11 +6,10 @@ No I/O and no storage here. Thinking, images, signatures and extension payloads 
 
 from __future__ import annotations
 
-import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
+from pi_event_search.tools import file_evidence, normalize_arguments, resolve_path, text_of
 
 # Oversized fragments keep a head and a tail. The marker holds ordinary tokens, so a phrase can
 # never match across the gap (FTS5 phrases need adjacent tokens).
@@ -26,8 +25,6 @@ CONTEXT_ROLES = {
     "model_change": "control",
     "thinking_level_change": "control",
 }
-FILE_READ_TOOLS = {"read": "path", "grep": "path", "find": "path", "ls": "path"}
-FILE_CHANGE_TOOLS = {"write": "path", "edit": "path"}
 
 
 @dataclass(slots=True)
@@ -168,32 +165,6 @@ def _assistant(event: Event, msg: dict[str, Any], cwd: str) -> None:
         event.fragments.append(Fragment(f"assistant.text:{n}", "assistant.text", error, "error"))
 
 
-def normalize_arguments(name: str, args: Any) -> str:
-    """Tool name plus arguments as readable text: strings raw, the rest as compact JSON."""
-    if isinstance(args, str):
-        return f"{name} {args}"
-    if not isinstance(args, dict):
-        return name
-    if name == "bash" and isinstance(args.get("command"), str):
-        rest = {k: v for k, v in args.items() if k != "command"}
-        tail = "".join(f"\n{k}: {_text(v)}" for k, v in rest.items())
-        return f"bash {args['command']}{tail}"
-    lines = [name] + [f"{k}: {_text(v)}" for k, v in args.items()]
-    return "\n".join(lines)
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:  # nested deeper than orjson writes, or an integer beyond 64 bits
-        try:
-            return str(value)
-        except RecursionError:
-            return f"[{type(value).__name__} nested too deeply to show]"
-
-
 def _tool_call(event: Event, i: int, block: dict[str, Any], cwd: str) -> None:
     name = _s(block.get("name")) or "unknown"
     args = block.get("arguments")
@@ -206,33 +177,9 @@ def _tool_call(event: Event, i: int, block: dict[str, Any], cwd: str) -> None:
     if isinstance(block.get("partialJson"), str):
         event.omissions.append(Omission(f"message.content[{i}].partialJson", "payload",
                                         len(block["partialJson"])))
-    if not isinstance(args, dict):
-        return
-    op = "read" if name in FILE_READ_TOOLS else "changed" if name in FILE_CHANGE_TOOLS else None
-    if op is None:
-        return
-    raw = args.get("path", args.get("file_path"))
-    if raw is None and name in ("grep", "find", "ls"):
-        raw = "."
-    path = resolve_path(raw, cwd)
-    if path:
-        event.files.append((op, path, "derived"))
-
-
-def resolve_path(raw: Any, cwd: str) -> str | None:
-    """A tool's path argument made absolute against the session cwd (as Pi's tools do)."""
-    if not isinstance(raw, str) or not raw.strip():
-        return None
-    path = raw.strip()
-    if path.startswith("@"):
-        path = path[1:]
-    if path.startswith("~"):
-        return posixpath.normpath(path)
-    if not path.startswith("/"):
-        if not cwd.startswith("/"):
-            return posixpath.normpath(path)
-        path = posixpath.join(cwd, path)
-    return posixpath.normpath(path)
+    evidence = file_evidence(name, args, cwd)
+    if evidence is not None:
+        event.files.append((*evidence, "derived"))
 
 
 def _tool_result(event: Event, msg: dict[str, Any]) -> None:
@@ -250,7 +197,7 @@ def _tool_result(event: Event, msg: dict[str, Any]) -> None:
 def _details(event: Event, msg: dict[str, Any], where: str) -> None:
     details = msg.get("details")
     if details is not None and details != {}:
-        event.omissions.append(Omission(where, "details", len(_text(details))))
+        event.omissions.append(Omission(where, "details", len(text_of(details))))
 
 
 def _bash(event: Event, msg: dict[str, Any]) -> None:
@@ -304,7 +251,7 @@ def _custom_message(event: Event, entry: dict[str, Any], cwd: str) -> None:
     meta = _s(entry.get("customType")) or ""
     _blocks(event, entry.get("content"), "custom.message", "content", meta)
     if entry.get("details") is not None:
-        event.omissions.append(Omission("details", "details", len(_text(entry["details"]))))
+        event.omissions.append(Omission("details", "details", len(text_of(entry["details"]))))
 
 
 def _session_info(event: Event, entry: dict[str, Any], cwd: str) -> None:
@@ -323,7 +270,7 @@ def _label(event: Event, entry: dict[str, Any], cwd: str) -> None:
 
 def _custom(event: Event, entry: dict[str, Any], cwd: str) -> None:
     if "data" in entry:
-        event.omissions.append(Omission("data", "payload", len(_text(entry["data"]))))
+        event.omissions.append(Omission("data", "payload", len(text_of(entry["data"]))))
 
 
 def _model_change(event: Event, entry: dict[str, Any], cwd: str) -> None:
