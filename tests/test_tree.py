@@ -206,3 +206,29 @@ def test_read_after_file_changed_and_big_result(pi_home):
         e.read(f"{sb.session_id}/{big}", ALL)
     assert e.read(f"{sb.session_id}/0badc0de", ALL, length=10)["fragments"][0]["text"] == \
         "start yyyy"
+
+
+def test_incremental_states_equal_a_fresh_index(pi_home):
+    """Appends that extend the path (fast path), move the leaf, or compact (full recompute) all
+    end where a fresh index of the same file ends."""
+    from engine_support import snapshot
+
+    sb = SessionBuilder(pi_home.sessions, "/p")
+    e = engine(pi_home.index)
+    first = sb.user("one")
+    steps = [
+        lambda: sb.assistant("two"),
+        lambda: sb.label(first, "mark"),
+        lambda: sb.compaction("summary of one", first),
+        lambda: sb.user("after the compaction"),
+        lambda: (sb.branch(first), sb.user("a new branch"))[1],
+        lambda: sb.assistant("continues the new branch"),
+        lambda: sb.branch_summary(None, "back to the root"),
+        lambda: sb.user("and on"),
+    ]
+    for step in steps:
+        step()
+        e.refresh()
+        fresh = engine(pi_home.root / f"fresh-{len(sb.ids)}.sqlite3")
+        fresh.refresh()
+        assert snapshot(e) == snapshot(fresh), f"after {len(sb.ids)} entries"

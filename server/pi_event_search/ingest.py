@@ -210,26 +210,45 @@ def _append(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observat
             committed: int, lines: int) -> Outcome:
     chunk = jsonl.Chunk(end_offset=committed, end_line=lines)
     stream = jsonl.stream_records(fh, committed, lines + 1, st.st_size - committed, chunk)
-    row = conn.execute("SELECT cwd, version, (SELECT count(*) FROM events WHERE sid = ?) "
-                       "FROM sessions WHERE sid = ?", (sid, sid)).fetchone()
-    last = conn.execute("SELECT entry_id FROM events WHERE sid = ? ORDER BY seq DESC LIMIT 1",
-                        (sid,)).fetchone()
-    batch = _Batch(conn, sid, row[0], row[2], has_ids=(row[1] or 1) >= 2)
-    batch.prev_id = last[0] if last else None
-    for prep in prepare(stream, row[0], skip_header=False):
+    cwd, version, count, leaf = conn.execute(
+        "SELECT cwd, version, entries, leaf FROM sessions WHERE sid = ?", (sid,)).fetchone()
+    batch = _Batch(conn, sid, cwd, count, has_ids=(version or 1) >= 2)
+    batch.prev_id = leaf
+    for prep in prepare(stream, cwd, skip_header=False):
         batch.add(prep)
         if len(batch.fts) >= FLUSH_ROWS:
             batch.flush()
-    nodes = [tree.Node(seq, eid, pid, etype, orjson.loads(facts) if facts else {})
-             for seq, eid, pid, etype, facts in conn.execute(
-                 "SELECT seq, entry_id, parent_id, entry_type, facts FROM events WHERE sid = ? "
-                 "ORDER BY seq", (sid,))]
-    batch.has_ids = batch.has_ids and not any(n.entry_id.startswith("v1~") for n in nodes)
-    states = tree.compute(nodes + batch.nodes, batch.has_ids)
+    states = _extended(conn, sid, leaf, batch)
+    if states is None:  # the leaf moved elsewhere, or a compaction: recompute the whole session
+        nodes = [tree.Node(seq, eid, pid, etype, orjson.loads(facts) if facts else {})
+                 for seq, eid, pid, etype, facts in conn.execute(
+                     "SELECT seq, entry_id, parent_id, entry_type, facts FROM events "
+                     "WHERE sid = ? ORDER BY seq", (sid,))]
+        batch.has_ids = batch.has_ids and not any(n.entry_id.startswith("v1~") for n in nodes)
+        states = tree.compute(nodes + batch.nodes, batch.has_ids)
+        _update_states(conn, sid, nodes, states)
     batch.write(states)
-    _update_states(conn, sid, nodes, states)
     _finish(conn, sid, batch, states, obs, st, chunk, None, replace=False)
     return Outcome("appended" if batch.events else "unchanged", len(batch.events))
+
+
+def _extended(conn: sqlite3.Connection, sid: int, leaf: str | None, batch: _Batch
+              ) -> tree.States | None:
+    """States when the new entries simply continue the selected path from the old leaf (the
+    usual append): nothing before them changes, so the session need not be recomputed."""
+    new = batch.nodes
+    if not new or not batch.has_ids or leaf is None or leaf.startswith("v1~"):
+        return None
+    if new[0].parent_id != leaf or any(n.entry_type == "compaction" for n in new) or any(
+            b.parent_id != a.entry_id for a, b in zip(new, new[1:], strict=False)):
+        return None
+    row = conn.execute("SELECT branch_state FROM events WHERE sid = ? AND entry_id = ?",
+                       (sid, leaf)).fetchone()
+    if row is None or row[0] != tree.SELECTED:
+        return None
+    selection = {n.entry_id: tree.DIRECT if tree.makes_context(n) else tree.NOT_APPLICABLE
+                 for n in new}
+    return tree.States(new[-1].entry_id, {n.entry_id: tree.SELECTED for n in new}, selection, [])
 
 
 def _update_states(conn: sqlite3.Connection, sid: int, old: list[tree.Node],
