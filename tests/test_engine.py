@@ -300,3 +300,18 @@ def test_index_watch_follows_appends(pi_home):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_refresh_of_grown_files_only(pi_home):
+    """The watcher's hint (these files grew) is used only when it is enough to be exact."""
+    a = sample_session(pi_home.sessions, "/p")
+    e = engine(pi_home.index)
+    e.refresh()
+    a.user("grown by one entry")
+    report = e.refresh_paths({str(a.path)})
+    assert report.changed == {"appended": 1} and hits(e, "grown")
+    b = sample_session(pi_home.sessions, "/q")  # a new file: only a full refresh finds it
+    report = e.refresh_paths({str(b.path)})
+    assert report.changed.get("rebuilt") == 1 and hits(e, "websocket", session_id=b.session_id)
+    a.path.unlink()
+    assert e.refresh_paths({str(a.path)}).removed == 1

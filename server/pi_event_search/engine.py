@@ -109,6 +109,12 @@ class Engine:
         with self._write_lock:
             return indexer.refresh(self.conn, self.dirs, progress)
 
+    def refresh_paths(self, paths: set[str]) -> indexer.Report:
+        """Refresh just these files when that is enough to be exact, else everything."""
+        with self._write_lock:
+            report = indexer.refresh_paths(self.conn, paths) if paths else None
+            return report if report is not None else indexer.refresh(self.conn, self.dirs)
+
     def search(self, query: str, filters: Filters, scope: Scope, *, limit: int = 20,
                cursor: str | None = None, prefix_last: bool = False) -> Page:
         # Text from argv (surrogate escapes) or JSON (lone \uD800) may hold lone surrogates.

@@ -6,6 +6,7 @@ an unreadable root (an unmounted archive) marks its sessions unavailable instead
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -54,6 +55,32 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
     report.generation = store.generation(conn)
     if progress is not None:
         progress(len(observed), len(observed), "")
+    return report
+
+
+def refresh_paths(conn: sqlite3.Connection, paths: set[str]) -> Report | None:
+    """Apply just these files (a watcher's hint that they grew), when each is a known, indexed
+    session file that still exists; None when only a full refresh can tell what happened."""
+    observed: list[tuple[Observation, str]] = []
+    for path in sorted(paths):
+        row = conn.execute("SELECT root, live, session_id, status FROM files WHERE path = ?",
+                           (path,)).fetchone()
+        if row is None or row[3] != "indexed" or not isinstance(row[2], str):
+            return None
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        observed.append((Observation(path, row[0], bool(row[1]), st.st_dev, st.st_ino,
+                                     st.st_size, st.st_mtime_ns), row[2]))
+    report = Report(files=len(observed))
+    with store.WriteBatch(conn) as batch:
+        batch.begin()
+        for obs, session_id in observed:
+            outcome = apply_file(conn, obs, session_id)
+            report.count(outcome)
+            batch.dirty |= outcome.change in ("appended", "rebuilt")
+    report.generation = store.generation(conn)
     return report
 
 

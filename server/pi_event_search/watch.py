@@ -34,6 +34,15 @@ def _relevant(change: watchfiles.Change, path: str) -> bool:
     return path.endswith(".jsonl") or change != watchfiles.Change.modified
 
 
+def _grown(changes: set[tuple[watchfiles.Change, str]] | None) -> set[str]:
+    """Session files that were only modified (appends, as a rule); empty when anything else
+    happened (or on the periodic rescan), which calls for a full refresh."""
+    if not changes or any(c != watchfiles.Change.modified or not p.endswith(".jsonl")
+                          for c, p in changes):
+        return set()
+    return {p for _, p in changes}
+
+
 def watch_forever(engine: Engine, on_change: Callable[[Report], None],
                   stop: threading.Event | None = None) -> None:
     """Blocking loop for `pi-event-search index --watch`."""
@@ -42,7 +51,7 @@ def watch_forever(engine: Engine, on_change: Callable[[Report], None],
                                         step=10, rust_timeout=int(RESCAN_SECONDS * 1000),
                                         yield_on_timeout=True, stop_event=stop,
                                         raise_interrupt=False):
-            report = engine.refresh()
+            report = engine.refresh_paths(_grown(changes))
             if report.changed_sessions and changes is not None:
                 on_change(report)
 
@@ -50,9 +59,9 @@ def watch_forever(engine: Engine, on_change: Callable[[Report], None],
 async def watch_async(engine: Engine, on_change: Callable[[Report], None],
                       stop: asyncio.Event) -> None:
     """The language server's loop: refreshes run in a worker thread, never on the event loop."""
-    async for _ in watchfiles.awatch(*_watched(engine), watch_filter=_relevant, debounce=50,
+    async for changes in watchfiles.awatch(*_watched(engine), watch_filter=_relevant, debounce=50,
                                      step=10, rust_timeout=int(RESCAN_SECONDS * 1000),
                                      yield_on_timeout=True, stop_event=stop):
-        report = await asyncio.to_thread(engine.refresh)
+        report = await asyncio.to_thread(engine.refresh_paths, _grown(changes))
         if report.changed_sessions:
             on_change(report)
