@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -15,6 +16,7 @@ from typing import Any, BinaryIO
 import orjson
 
 CHUNK = 4 << 20
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,255}")  # docs/protocol.md, bounded
 _DECODER = json.JSONDecoder()
 
 
@@ -198,4 +200,6 @@ def read_header(fh: BinaryIO) -> tuple[dict[str, Any] | None, bytes | None, str 
         return None, raw, "first line is not a Pi session header"
     if not header["id"]:
         return None, raw, "session header has an empty id"
+    if _SESSION_ID.fullmatch(header["id"]) is None:  # its events could never be referenced
+        return None, raw, "session id is not an id (letters, digits, '.', '_', '-'; at most 256)"
     return header, raw, None
