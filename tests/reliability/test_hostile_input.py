@@ -127,6 +127,8 @@ def test_50_mb_single_lines(pi_home: PiHome) -> None:
     assert bad["big-garbage"]["badLines"] == 1
     indexed = {r[0][:40] for r in e.conn.execute("SELECT session_id FROM sessions")}
     assert {"big-valid", "big-garbage", "big-torn"} <= indexed
+    skipped = {Path(s["path"]).name: s["reason"] for s in status["skipped"]}
+    assert "not an id" in skipped["big-header.jsonl"], "a 50 MB session id is refused, with a reason"
     huge_ref = hits(e, "needle-head")[0]["ref"]
     read = e.read(huge_ref, ALL)
     assert sum(len(f["text"]) for f in read["fragments"]) <= 4000 + 100
