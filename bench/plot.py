@@ -32,7 +32,7 @@ def plot(summary: dict[str, Any], out: Path) -> None:
     runs = sorted(summary["runs"], key=lambda r: r["corpus"]["bytes"])
     mb = [r["corpus"]["bytes"] / 1e6 for r in runs]
     cores = summary["machine"]["cores"]
-    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4), dpi=90)
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4.8), dpi=90)
     a.plot(mb, [r["cold_index"]["seconds"] for r in runs], "o-", label="pi-event-search cold index")
     rg_scan = [max(v["rg_ms"] for v in r["ripgrep"]["classes"].values()) / 1000 for r in runs]
     a.plot(mb, rg_scan, "s--", label="ripgrep, one query (slowest class)")
@@ -40,7 +40,7 @@ def plot(summary: dict[str, Any], out: Path) -> None:
     a.set_xlabel("corpus size (MB of JSONL)")
     a.set_ylabel("seconds")
     a.set_title("Cold index time")
-    a.legend(fontsize=8)
+    a.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16))
     a.grid(alpha=0.3)
     classes = list(runs[0]["queries"])
     for cls in classes:
@@ -52,7 +52,7 @@ def plot(summary: dict[str, Any], out: Path) -> None:
     b.set_xlabel("corpus size (MB of JSONL)")
     b.set_ylabel("ms per query (through the server)")
     b.set_title("Query latency p95")
-    b.legend(fontsize=7, ncol=2)
+    b.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.16))
     b.grid(alpha=0.3, which="both")
     fig.suptitle(f"pi-event-search benchmarks ({cores} cores)", fontsize=10)
     fig.tight_layout()
