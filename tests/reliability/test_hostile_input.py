@@ -224,8 +224,11 @@ def test_nul_invalid_utf8_surrogates_and_odd_numbers(pi_home: PiHome) -> None:
     assert hits(e, "latin one")
     _read_all(e, "odd-bytes")
     status = e.status(None)
-    reported = {b["sessionId"] for b in status["badLines"]} | {s["path"] for s in status["skipped"]}
-    assert reported, "odd lines are reported"
+    bad = {b["sessionId"]: b for b in status["badLines"]}
+    assert bad["odd-bytes"]["badLines"] >= 3 and bad["odd-bytes"]["detail"], "odd lines are counted"
+    skipped = {Path(s["path"]).name: s["reason"] for s in status["skipped"]}
+    for name in ("nul-header.jsonl", "surrogate-header.jsonl", "bom-header.jsonl"):
+        assert skipped.get(name), f"{name} is skipped with a reason"
     for q in ("nul", "surrogate", "utf8", "café", "\ud800", "\x00"):
         hits(e, q)
     FIGURES.add("hostile input", "odd-byte lines", len(odd) + 5)
