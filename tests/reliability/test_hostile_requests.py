@@ -52,7 +52,7 @@ class Server:
         assert res.get("result", {}).get("hits"), res
         return res
 
-    def answer(self, method: str, params: Any = None, *, raw: bool = False) -> dict[str, Any]:
+    def answer(self, method: str, params: Any = None) -> dict[str, Any]:
         self.requests += 1
         res = self.client.call(method, params)
         if "error" in res:
