@@ -31,7 +31,10 @@ def snapshot(e: Engine) -> list[tuple[Any, ...]]:
         "FROM events e JOIN sessions s ON s.sid = e.sid ORDER BY s.session_id, e.seq").fetchall()
     fts = conn.execute("SELECT count(*) FROM fragments").fetchone()
     conn.execute("INSERT INTO fts(fts) VALUES ('integrity-check')")  # raises if FTS is corrupt
-    return [*rows, ("fts-rows", fts[0])]
+    # The FTS index is contentless: only exact deletes keep its vocabulary equal to a clean one.
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, fts, row)")
+    vocab = conn.execute("SELECT term, doc, cnt FROM temp.vocab ORDER BY term").fetchall()
+    return [*rows, ("fts-rows", fts[0]), ("vocab", tuple(vocab))]
 
 
 def hits(e: Engine, query: str, scope: Scope = ALL, **filters: Any) -> list[dict[str, Any]]:

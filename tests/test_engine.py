@@ -315,3 +315,21 @@ def test_refresh_of_grown_files_only(pi_home):
     assert report.changed.get("rebuilt") == 1 and hits(e, "websocket", session_id=b.session_id)
     a.path.unlink()
     assert e.refresh_paths({str(a.path)}).removed == 1
+
+
+def test_rebuilds_leave_the_contentless_fts_exact(pi_home):
+    """Deleting from a contentless FTS index needs the exact values once inserted (directory
+    tokens included); a wrong delete leaves stale postings that a fresh index would not have."""
+    sb = sample_session(pi_home.sessions, "/home/dev/deep/proj")
+    e = engine(pi_home.index)
+    e.refresh()
+    sb.path.write_text(sb.path.read_text().replace("websocket", "socket"))
+    e.refresh()
+    fresh = engine(pi_home.root / "fresh.sqlite3")
+    fresh.refresh()
+    assert snapshot(e) == snapshot(fresh)
+    assert not hits(e, "websocket")
+    sb.path.unlink()
+    e.refresh()
+    e.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.v2 USING fts5vocab(main, fts, row)")
+    assert e.conn.execute("SELECT count(*) FROM temp.v2").fetchone()[0] == 0, "stale postings"

@@ -50,6 +50,11 @@ def place_tokens(cwd_canon: str | None) -> str:
                     for i in range(MIN_PLACE_DEPTH, len(parts) + 1))
 
 
+def with_places(meta: str, places: str) -> str:
+    """A fragment's FTS meta column: its own meta (tool, error, custom type), then the places."""
+    return f"{meta} {places}" if meta else places
+
+
 def git_root(start: str) -> str | None:
     """The Git worktree root containing `start`, if any."""
     try:

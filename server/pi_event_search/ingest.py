@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from pi_event_search import jsonl, tree
-from pi_event_search.authz import place_tokens
+from pi_event_search.authz import place_tokens, with_places
 from pi_event_search.discovery import Observation
 from pi_event_search.prepare import Prepared, parse_open, prepare
 from pi_event_search.sessions import drop_session, upsert_session
@@ -148,9 +148,10 @@ class _Batch:
                             prep.ts, prep.ts_ms, int(ev.is_error), ev.context_role, ev.preview,
                             kinds, orjson.dumps(facts).decode() if facts else None))
         for frag, packed in zip(ev.fragments, prep.packed, strict=True):
-            meta = f"{frag.meta} {self.places}" if frag.meta else self.places
-            self.fragments.append((self.fid, eid, frag.fragment_id, frag.kind, packed, meta))
-            self.fts.append((self.fid, frag.text, meta))
+            # The places are not stored with the fragment: a delete derives them again from
+            # the session's stored cwd_canon (they cost more bytes than the text of many rows).
+            self.fragments.append((self.fid, eid, frag.fragment_id, frag.kind, packed, frag.meta))
+            self.fts.append((self.fid, frag.text, with_places(frag.meta, self.places)))
             self.fid += 1
         self.relations.extend((eid, rtype, target) for rtype, target in ev.relations)
         self.calls.extend((self.sid, call_id, eid) for call_id in ev.call_ids)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from pi_event_search.authz import canonical
+from pi_event_search.authz import canonical, place_tokens, with_places
 from pi_event_search.store import unpack
 
 
@@ -29,9 +29,12 @@ def drop_session(conn: sqlite3.Connection, sid: int) -> None:
     """Delete a session's rows. The contentless FTS index forgets a row only when told its
     original text, which the fragments table keeps (compressed)."""
     eids = "SELECT eid FROM events WHERE sid = ?"
+    canon = conn.execute("SELECT cwd_canon FROM sessions WHERE sid = ?", (sid,)).fetchone()
+    places = place_tokens(canon[0] if canon else None)
     old = conn.execute(f"SELECT fid, text, meta FROM fragments WHERE eid IN ({eids})", (sid,))
     conn.executemany("INSERT INTO fts (fts, rowid, text, meta) VALUES ('delete', ?, ?, ?)",
-                     ((fid, unpack(text), meta) for fid, text, meta in old.fetchall()))
+                     ((fid, unpack(text), with_places(meta, places))
+                      for fid, text, meta in old.fetchall()))
     conn.execute(f"DELETE FROM fragments WHERE eid IN ({eids})", (sid,))
     conn.execute(f"DELETE FROM relations WHERE eid IN ({eids})", (sid,))
     conn.execute(f"DELETE FROM file_refs WHERE eid IN ({eids})", (sid,))

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 APPLICATION_ID = 0x50494553  # "PIES"
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
