@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,7 +83,7 @@ def _observe(path: str, d: SessionDir, out: list[Observation], seen: set[tuple[i
         st = os.stat(path)
     except OSError:
         return  # vanished, dangling symlink or a symlink loop
-    if not os.path.isfile(path) or (st.st_dev, st.st_ino) in seen:
+    if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) in seen:
         return
     seen.add((st.st_dev, st.st_ino))
     out.append(Observation(path, d.path, d.live, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))

@@ -18,6 +18,7 @@ from pi_event_search.store import unpack
 SNIPPET_CHARS = 200
 WINDOW = 400  # raw characters considered before whitespace is collapsed
 FOLD_CHARS = 20_000  # how far the slow, diacritic-folding scan looks
+MAX_SPANS = 40  # matches looked at to place the window (the first ones, in text order)
 _OPEN, _CLOSE = "\x01", "\x02"
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
 _TOKEN = re.compile(r"[^\W_]+")
@@ -84,14 +85,14 @@ def _spans(text: str, words: set[str], prefix: str | None) -> list[tuple[int, in
     pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(alternatives) + r")(?![^\W_])",
                          re.IGNORECASE)
     spans = [(m.start(), m.end(), m.group().lower())
-             for m in itertools.islice(pattern.finditer(text), 400)]
+             for m in itertools.islice(pattern.finditer(text), MAX_SPANS)]
     if spans or text.isascii():
         return spans
     for m in _TOKEN.finditer(text, 0, FOLD_CHARS):
         tok = fold(m.group())
         if tok in words or (prefix is not None and tok.startswith(prefix)):
             spans.append((m.start(), m.end(), tok))
-            if len(spans) >= 400:
+            if len(spans) >= MAX_SPANS:
                 break
     return spans
 

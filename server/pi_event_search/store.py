@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 APPLICATION_ID = 0x50494553  # "PIES"
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -54,6 +54,7 @@ CREATE INDEX relations_eid ON relations(eid);
 CREATE INDEX relations_target ON relations(target, type);
 CREATE TABLE calls (sid INTEGER NOT NULL, call_id TEXT NOT NULL, eid INTEGER NOT NULL);
 CREATE INDEX calls_id ON calls(sid, call_id);
+CREATE INDEX calls_eid ON calls(eid);
 CREATE TABLE file_refs (eid INTEGER NOT NULL, op TEXT NOT NULL, path TEXT NOT NULL,
   label TEXT NOT NULL);
 CREATE INDEX file_refs_path ON file_refs(path);
