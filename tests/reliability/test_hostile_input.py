@@ -6,6 +6,7 @@ skipped) and every other session is indexed."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import os
 import subprocess
@@ -382,7 +383,7 @@ def hostile_entry(draw: st.DrawFn, i: int) -> dict[str, Any]:
                              "timestamp": "2026-05-01T10:00:00.000Z", **base}
     paths = _paths(entry)[1:]
     for path in draw(st.lists(st.sampled_from(paths), min_size=1, max_size=4, unique=True)):
-        value = draw(WRONG)
+        value = copy.deepcopy(draw(WRONG))  # st.just() values are shared: no cycles
         with contextlib.suppress(KeyError, IndexError, TypeError):  # container already replaced
             _set(entry, path, value)
     return entry
