@@ -285,7 +285,11 @@ try {
     await row.locator('label.quick-input-list-label').click();
     await sleep(200);
     await page.keyboard.press('Enter');
-    await until('the search picker again', async () => (await page.locator('.quick-input-widget .quick-input-title').innerText()).startsWith('Pi Events: Search'), 10000);
+    // 'Pi Events: Search filters' starts the same way: wait until the filters picker is gone.
+    await until('the search picker again', async () => {
+      const title = await page.locator('.quick-input-widget .quick-input-title').innerText();
+      return title.startsWith('Pi Events: Search') && !title.includes('Search filters');
+    }, 10000);
   };
   await runCommand(page, 'Pi Events: Search');
   await until('the search picker', async () => (await page.locator('.quick-input-widget .quick-input-title').innerText()).includes('Pi Events: Search'), 10000);
@@ -297,7 +301,10 @@ try {
     const e = logEvents('search').at(-1);
     return e && e.query === '' && e.filters?.kind?.[0] === 'tool.call' ? e : undefined;
   }, 10000);
-  out.kindTitle = await page.locator('.quick-input-widget .quick-input-title').innerText();
+  out.kindTitle = await until('the kind in the title', async () => {
+    const title = await page.locator('.quick-input-widget .quick-input-title').innerText();
+    return title.includes('kind:') ? title : undefined;
+  }, 10000).catch(async () => page.locator('.quick-input-widget .quick-input-title').innerText());
   await shot(page, 'kind-filter');
   await toggleKind('tool.call');
   await until('no filters again', async () => {
