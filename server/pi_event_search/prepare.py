@@ -32,7 +32,6 @@ class Prepared:
 
 @dataclass(slots=True)
 class ParsedFile:
-    stat: tuple[int, int, int, int]  # dev, ino, size, mtime_ns when read
     header: dict[str, Any] | None
     header_raw: bytes | None
     reason: str | None
@@ -68,12 +67,11 @@ def prepare(records: Iterable[jsonl.Record], cwd: str | None, skip_header: bool
 def parse_open(fh: BinaryIO) -> ParsedFile:
     """A whole file, from an open handle, as a stream: `records` yields entries one by one and
     `chunk` receives offsets and bad lines as they pass (the header decides the cwd for paths)."""
-    st = os.fstat(fh.fileno())
-    stat = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    size = os.fstat(fh.fileno()).st_size
     header, header_raw, reason = jsonl.read_header(fh)
     if header is None:
-        return ParsedFile(stat, None, header_raw, reason)
+        return ParsedFile(None, header_raw, reason)
     chunk = jsonl.Chunk(end_offset=0, end_line=0)
     cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
-    stream = jsonl.stream_records(fh, 0, 1, st.st_size, chunk)
-    return ParsedFile(stat, header, header_raw, reason, chunk, prepare(stream, cwd, True))
+    stream = jsonl.stream_records(fh, 0, 1, size, chunk)
+    return ParsedFile(header, header_raw, reason, chunk, prepare(stream, cwd, True))
