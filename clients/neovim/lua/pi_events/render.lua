@@ -154,6 +154,23 @@ function M.read(result)
   return b:done()
 end
 
+--- A titled list: a blank line, `## title (n)`, then one line per item; nothing when empty.
+---@param b table  the builder
+---@param title string
+---@param items table?
+---@param line fun(item: table): string
+---@param counted boolean?  show the count in the heading (default true)
+local function section(b, title, items, line, counted)
+  if not present(items) or #items == 0 then
+    return
+  end
+  b:add("")
+  b:add(counted == false and ("## " .. title) or ("## %s (%d)"):format(title, #items), "PiEventsHeading")
+  for _, item in ipairs(items) do
+    b:add(line(item))
+  end
+end
+
 --- The trace view: the event, its family, relations, files, lineage and labels.
 ---@param result table  `piEvents/trace` result
 ---@return pi_events.Rendered
@@ -176,33 +193,20 @@ function M.trace(result)
   end
   node_list(b, "children", result.children)
   node_list(b, "siblings", result.siblings)
-  if present(result.relations) and #result.relations > 0 then
-    b:add("")
-    b:add(("## relations (%d)"):format(#result.relations), "PiEventsHeading")
-    for _, rel in ipairs(result.relations) do
-      local arrow = rel.direction == "in" and "<-" or "->"
-      b:add(("  %s %s [%s] %s"):format(arrow, rel.type or "?", rel.label or "?", M.node_line(rel.node)))
+  section(b, "relations", result.relations, function(rel)
+    local arrow = rel.direction == "in" and "<-" or "->"
+    return ("  %s %s [%s] %s"):format(arrow, rel.type or "?", rel.label or "?", M.node_line(rel.node))
+  end)
+  section(b, "files", result.files, function(f)
+    return ("  %-8s %s [%s]"):format(f.op or "?", f.path or "?", f.label or "?")
+  end)
+  section(b, "lineage", result.lineage, function(l)
+    if l.masked then
+      return "  " .. (l.relation or "?") .. ": (masked)"
     end
-  end
-  if present(result.files) and #result.files > 0 then
-    b:add("")
-    b:add(("## files (%d)"):format(#result.files), "PiEventsHeading")
-    for _, f in ipairs(result.files) do
-      b:add(("  %-8s %s [%s]"):format(f.op or "?", f.path or "?", f.label or "?"))
-    end
-  end
-  if present(result.lineage) and #result.lineage > 0 then
-    b:add("")
-    b:add("## lineage", "PiEventsHeading")
-    for _, l in ipairs(result.lineage) do
-      if l.masked then
-        b:add("  " .. (l.relation or "?") .. ": (masked)")
-      else
-        local anchor = present(l.forkAnchor) and ("  fork at " .. M.node_line(l.forkAnchor)) or ""
-        b:add(("  %s: %s %s%s"):format(l.relation or "?", l.sessionId or "?", l.path or "", anchor))
-      end
-    end
-  end
+    local anchor = present(l.forkAnchor) and ("  fork at " .. M.node_line(l.forkAnchor)) or ""
+    return ("  %s: %s %s%s"):format(l.relation or "?", l.sessionId or "?", l.path or "", anchor)
+  end, false)
   return b:done()
 end
 
