@@ -93,3 +93,19 @@ def pi_sessions(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[st
     """
     root = tmp_path_factory.mktemp("pi-sessions") / "sessions"
     return root, write_pi_sessions(root)
+
+
+def open_v1_with_pi(files: list[Path], out: Path) -> list[dict[str, Any]]:
+    """What Pi's SessionManager.open() makes of v1 files (it migrates a copy of each): per file,
+    the selected path and the context as 0-based positions in file order (tests/piwriter/
+    open-v1.mjs). Skips the calling test when Pi's writer is unavailable."""
+    reason = piwriter_unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    proc = subprocess.run(["node", str(PIWRITER_DIR / "open-v1.mjs"), str(out),
+                           *map(str, files)], cwd=PIWRITER_DIR, capture_output=True, text=True,
+                          timeout=120, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"open-v1.mjs failed ({proc.returncode}):\n{proc.stderr}")
+    result: list[dict[str, Any]] = json.loads(out.read_text(encoding="utf-8"))["files"]
+    return result

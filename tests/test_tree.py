@@ -148,7 +148,7 @@ def test_compaction_rewind_branch_summary_labels(pi_home):
                hits(e, "", selection_states=["summarized"]))
 
 
-def test_v1_file_has_synthetic_ids_and_unknown_states(pi_home):
+def test_v1_file_has_synthetic_ids_and_chain_states(pi_home):
     sb = SessionBuilder(pi_home.sessions, "/p", version=None,
                         header_extra={"provider": "anthropic", "modelId": "claude"})
     sb.user("a v1 question")
@@ -160,7 +160,8 @@ def test_v1_file_has_synthetic_ids_and_unknown_states(pi_home):
     e.refresh()
     got = states(e, sb.session_id)
     assert sorted(got) == ["v1~1", "v1~2", "v1~3", "v1~4"]
-    assert set(got.values()) == {("unknown", "unknown")}
+    # Pi migrates v1 into a chain; the compaction keeps from entry 1, so all stay in context
+    assert set(got.values()) == {("selected", "direct")}
     assert hits(e, "hook text")[0]["kind"] == "custom.message"
     t = e.trace(f"{sb.session_id}/v1~2", ALL)
     assert t["parent"]["entryId"] == "v1~1"

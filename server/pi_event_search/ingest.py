@@ -110,9 +110,15 @@ class _Batch:
         self.used: set[str] = set()
         self.prev_id: str | None = None
         self.has_ids = has_ids
+        self.v1 = not has_ids  # Pi's migration makes a v1 file a straight chain it can walk
         self.name: str | None = None
         self.name_set = False
         self.fresh = False
+
+    @property
+    def walkable(self) -> bool:
+        """Whether Pi can walk the session's tree: ids throughout, or a v1 file (a chain)."""
+        return self.has_ids or self.v1
 
     def exists(self, entry_id: str) -> bool:
         if entry_id in self.used:
@@ -200,7 +206,7 @@ def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observa
         batch.add(prep)
         if len(batch.fts) >= FLUSH_ROWS:
             batch.flush()
-    states = tree.compute(batch.nodes, batch.has_ids)
+    states = tree.compute(batch.nodes, batch.walkable)
     batch.write(states)
     _finish(conn, sid, batch, states, obs, st, parsed.chunk, jsonl.digest(header_raw),
             replace=True)
@@ -226,7 +232,7 @@ def _append(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observat
                      "SELECT seq, entry_id, parent_id, entry_type, facts FROM events "
                      "WHERE sid = ? ORDER BY seq", (sid,))]
         batch.has_ids = batch.has_ids and not any(n.entry_id.startswith("v1~") for n in nodes)
-        states = tree.compute(nodes + batch.nodes, batch.has_ids)
+        states = tree.compute(nodes + batch.nodes, batch.walkable)
         _update_states(conn, sid, nodes, states)
     batch.write(states)
     _finish(conn, sid, batch, states, obs, st, chunk, None, replace=False)

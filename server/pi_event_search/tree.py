@@ -3,6 +3,10 @@
 The materialized leaf is the last entry in append order (Pi persists no leaf pointer). The selected
 branch is the root-to-leaf path; the model context is that path, compaction-aware: the last
 compaction on the path stands for everything before its `firstKeptEntryId`.
+
+A v1 file (no ids) is what Pi's own migration makes of it when it opens one: a straight chain in
+file order (the indexer names its entries `v1~<n>` and chains their parents), whose compactions
+keep from `firstKeptEntryIndex` (an index into the file's entries, header = 0).
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+V1_PREFIX = "v1~"
 SELECTED, ALTERNATE, UNKNOWN = "selected", "alternate", "unknown"
 DIRECT, SUMMARIZED, NOT_SELECTED, NOT_APPLICABLE = (
     "direct", "summarized", "not-selected", "not-applicable")
@@ -42,7 +47,8 @@ def makes_context(node: Node) -> bool:
 
 
 def compute(nodes: list[Node], has_tree: bool) -> States:
-    """States for every node; `has_tree` is False for v1 files (no ids, no parents)."""
+    """States for every node; `has_tree` is False when entries lack ids in a file whose version
+    says they should have them (Pi itself cannot walk such a file: everything is unknown)."""
     if not nodes:
         return States(None, {}, {}, [])
     by_id = {n.entry_id: n for n in nodes}
@@ -115,7 +121,7 @@ def _selection(nodes: list[Node], path: list[Node], branch: dict[str, str]) -> d
             selection[n.entry_id] = DIRECT
     if last is None:
         return selection
-    kept_id = path[last].facts.get("firstKept")
+    kept_id = _first_kept(path[last])
     kept = next((i for i in range(last) if path[i].entry_id == kept_id), last)
     for i in range(last):
         n = path[i]
@@ -125,3 +131,16 @@ def _selection(nodes: list[Node], path: list[Node], branch: dict[str, str]) -> d
             # An older compaction inside the kept range: Pi drops its summary from the context.
             selection[n.entry_id] = NOT_SELECTED
     return selection
+
+
+def _first_kept(compaction: Node) -> str | None:
+    kept = compaction.facts.get("firstKept")
+    if isinstance(kept, str):
+        return kept
+    index = compaction.facts.get("firstKeptIndex")
+    own = compaction.entry_id.removeprefix(V1_PREFIX)
+    if not isinstance(index, int) or not compaction.entry_id.startswith(V1_PREFIX):
+        return None
+    # Pi's migrateV1ToV2 assigns ids in file order while it converts the index, so an index
+    # pointing at a later entry (or the header) resolves to nothing.
+    return f"{V1_PREFIX}{index}" if own.isdigit() and 1 <= index <= int(own) else None
