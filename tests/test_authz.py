@@ -31,7 +31,8 @@ from builder import SessionBuilder, sample_session
 from pi_event_search import cli
 from pi_event_search.authz import Scope
 from pi_event_search.discovery import SessionDir
-from pi_event_search.engine import Engine, NotFound
+from pi_event_search.engine import Engine
+from pi_event_search.errors import NotFound
 from pi_event_search.search import Filters
 from support import PiHome
 

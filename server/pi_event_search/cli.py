@@ -15,9 +15,12 @@ import orjson
 
 from pi_event_search import __version__, render_text
 from pi_event_search.authz import Scope, default_root
-from pi_event_search.engine import Engine, EngineError, NotFound, parse_time
+from pi_event_search.demo import ensure_demo
+from pi_event_search.engine import Engine
+from pi_event_search.errors import EngineError, NotFound
 from pi_event_search.query import QueryTooLong
 from pi_event_search.search import Filters, StaleCursor
+from pi_event_search.timestamps import parse_time
 
 
 class UsageError(Exception):
@@ -128,13 +131,13 @@ def _out(obj: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "serve":
-        from pi_event_search.server import serve
+        # Imported here, not above: the language server's stack (pygls, lsprotocol) would add a
+        # quarter second to every other command. Nothing it imports comes back to the CLI.
+        from pi_event_search.lsp_main import serve
 
         serve(Path(args.index) if args.index else None, list(args.sessions_dir))
         return 0
     if args.command == "search" and args.demo:
-        from pi_event_search.demo import ensure_demo
-
         ensure_demo(args)
     engine = _engine(args)
     if args.command == "index":

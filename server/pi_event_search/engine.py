@@ -4,69 +4,21 @@ operations (refresh, search, read, trace, status). No protocol types here.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import threading
-from dataclasses import dataclass, fields
-from datetime import UTC, datetime
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from pi_event_search import indexer, jsonl, locations, store
 from pi_event_search.authz import Scope
 from pi_event_search.discovery import SessionDir, default_dirs
+from pi_event_search.errors import EngineError
+from pi_event_search.eventref import Ref
+from pi_event_search.reader import read_event
 from pi_event_search.search import Filters, Page, search
-
-
-class EngineError(Exception):
-    pass
-
-
-class NotFound(EngineError):
-    """No such event, or one the caller may not see: the same answer for both."""
-
-    def __init__(self, what: str) -> None:
-        super().__init__(f"Event not found: {what}")
-
-
-class InvalidRef(EngineError):
-    pass
-
-
-# The reference grammar (docs/protocol.md): session id / entry id, then an optional fragment.
-REF_BODY = r"([A-Za-z0-9][A-Za-z0-9._-]*)/([A-Za-z0-9][A-Za-z0-9._~-]*)(?:#([a-z.]+:[0-9]+))?"
-_REF = re.compile(rf"^(?:pi-event:)?{REF_BODY}$")
-
-
-@dataclass(frozen=True, slots=True)
-class Ref:
-    session_id: str
-    entry_id: str
-    fragment: str | None = None
-
-    @staticmethod
-    def parse(text: str) -> Ref:
-        m = _REF.match(text.strip())
-        if m is None:
-            raise InvalidRef(f"not an event reference: {text[:200]!r} "
-                             "(expected SESSION_ID/ENTRY_ID or pi-event:SESSION_ID/ENTRY_ID)")
-        return Ref(m.group(1), m.group(2), m.group(3))
-
-    def __str__(self) -> str:
-        return f"pi-event:{self.session_id}/{self.entry_id}"
-
-
-def parse_time(value: str | None, what: str = "time") -> int | None:
-    """ISO date or datetime (UTC when no zone) -> epoch milliseconds."""
-    if value is None or value == "":
-        return None
-    try:
-        dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise EngineError(f"{what}: not an ISO date or time: {value!r}") from exc
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return int(dt.timestamp() * 1000)
+from pi_event_search.status import status
+from pi_event_search.trace import trace_event
 
 
 def _valid(value: Any) -> Any:
@@ -124,20 +76,14 @@ class Engine:
                       prefix_last=prefix_last)
 
     def read(self, ref: str | Ref, scope: Scope, **kw: Any) -> dict[str, Any]:
-        from pi_event_search.reader import read_event
-
         target = ref if isinstance(ref, Ref) else Ref.parse(ref)
-        return read_event(self, target, scope, **kw)
+        return read_event(self.reader(), self.refresh, target, scope, **kw)
 
     def trace(self, ref: str | Ref, scope: Scope) -> dict[str, Any]:
-        from pi_event_search.trace import trace_event
-
         target = ref if isinstance(ref, Ref) else Ref.parse(ref)
         return trace_event(self.reader(), target, scope)
 
     def status(self, scope: Scope | None) -> dict[str, Any]:
-        from pi_event_search.status import status
-
         return status(self.reader(), self.index_path, self.dirs, scope)
 
     def close(self) -> None:

@@ -14,8 +14,9 @@ from lsprotocol import types as t
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
-from pi_event_search import lsp_render, refs
-from pi_event_search.engine import EngineError, InvalidRef, NotFound, Ref
+from pi_event_search import eventref, lsp_render
+from pi_event_search.errors import EngineError, InvalidRef, NotFound
+from pi_event_search.eventref import Ref
 from pi_event_search.params import (
     BadParams,
     current_session,
@@ -155,7 +156,7 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
         except OSError:
             return []
         links: list[t.DocumentLink] = []
-        for found in list(refs.in_text(source))[:500]:
+        for found in list(eventref.in_text(source))[:500]:
             result = await _quiet_read(ls, found.ref)
             rng = doc.range_to_client_units(_range(found.line, found.start, found.end))
             target = None
@@ -176,7 +177,7 @@ def _ref_at(ls: PiEventServer, uri: str, pos: t.Position) -> tuple[Ref, t.Range]
     except OSError:
         return None
     server_pos = doc.position_from_client_units(pos)
-    found = refs.at(source, server_pos.line, server_pos.character)
+    found = eventref.at(source, server_pos.line, server_pos.character)
     if found is None:
         return None
     return found.ref, doc.range_to_client_units(_range(found.line, found.start, found.end))

@@ -13,6 +13,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
+from pi_event_search.eventref import format_ref
 from pi_event_search.store import unpack
 
 SNIPPET_CHARS = 200
@@ -22,10 +23,6 @@ MAX_SPANS = 40  # matches looked at to place the window (the first ones, in text
 _OPEN, _CLOSE = "\x01", "\x02"
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
 _TOKEN = re.compile(r"[^\W_]+")
-
-
-def ref(session_id: str, entry_id: str) -> str:
-    return f"pi-event:{session_id}/{entry_id}"
 
 
 def source(path: str, line: int, byte_off: int) -> dict[str, Any]:
@@ -38,7 +35,7 @@ def hit_from_row(row: tuple[Any, ...], score: float, frag: str, kind: str,
      _preview, session_id, cwd, name, path) = row
     text, matches = snippet
     return {
-        "ref": ref(session_id, entry_id), "sessionId": session_id, "entryId": entry_id,
+        "ref": format_ref(session_id, entry_id), "sessionId": session_id, "entryId": entry_id,
         "fragmentId": frag, "kind": kind, "entryType": entry_type, "role": role,
         "toolName": tool, "isError": bool(is_error), "timestamp": ts,
         "snippet": text, "matches": matches, "score": round(float(score), 4),
@@ -164,7 +161,7 @@ def node_from_row(row: tuple[Any, ...]) -> dict[str, Any]:
     (_, _, entry_id, _, entry_type, role, kinds, ts, preview, branch, line, off, session_id,
      path) = row
     return {
-        "ref": ref(session_id, entry_id), "sessionId": session_id, "entryId": entry_id,
+        "ref": format_ref(session_id, entry_id), "sessionId": session_id, "entryId": entry_id,
         "entryType": entry_type, "role": role, "kind": (kinds.split(",")[0] or None) if kinds
         else None, "timestamp": ts, "preview": preview, "branchState": branch,
         "source": source(path, line, off),

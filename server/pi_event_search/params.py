@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pi_event_search.engine import EngineError, Ref, parse_time
+from pi_event_search.errors import EngineError
+from pi_event_search.eventref import Ref
 from pi_event_search.search import Filters
+from pi_event_search.timestamps import parse_time
 
 
 class BadParams(ValueError):

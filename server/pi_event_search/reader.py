@@ -4,24 +4,23 @@ snippets. If the file changed, the index is refreshed first; if the entry is gon
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import sqlite3
+from collections.abc import Callable
+from typing import Any
 
 from pi_event_search import jsonl
 from pi_event_search.authz import Scope
-from pi_event_search.hits import ref, source
+from pi_event_search.errors import InvalidRef, NotFound
+from pi_event_search.eventref import Ref, format_ref
+from pi_event_search.hits import source
 from pi_event_search.neighbours import Row, Tree, neighbours
 from pi_event_search.projection import project
-
-if TYPE_CHECKING:
-    from pi_event_search.engine import Engine, Ref
 
 MAX_WINDOW = 100_000
 MAX_NEIGHBOURS = 50
 
 
 def _check(offset: int, length: int, before: int, after: int, order: str) -> None:
-    from pi_event_search.engine import InvalidRef
-
     if offset < 0 or not 1 <= length <= MAX_WINDOW:
         raise InvalidRef(f"offset must be >= 0 and length in 1..{MAX_WINDOW}")
     if not (0 <= before <= MAX_NEIGHBOURS and 0 <= after <= MAX_NEIGHBOURS):
@@ -30,17 +29,16 @@ def _check(offset: int, length: int, before: int, after: int, order: str) -> Non
         raise InvalidRef("order must be 'append' or 'branch'")
 
 
-def read_event(engine: Engine, target: Ref, scope: Scope, *, fragment: str | None = None,
-               offset: int = 0, length: int = 4000, before: int = 1, after: int = 1,
+def read_event(conn: sqlite3.Connection, refresh: Callable[[], object], target: Ref,
+               scope: Scope, *, fragment: str | None = None, offset: int = 0,
+               length: int = 4000, before: int = 1, after: int = 1,
                order: str = "append") -> dict[str, Any]:
-    from pi_event_search.engine import InvalidRef, NotFound
-
     _check(offset, length, before, after, order)
     fragment = fragment or target.fragment
-    found = _locate(engine, target, scope)
+    found = _locate(conn, target, scope)
     if found is not None and found[1] is None:  # the source changed since it was indexed
-        engine.refresh()
-        found = _locate(engine, target, scope)
+        refresh()
+        found = _locate(conn, target, scope)
     if found is None:
         raise NotFound(str(target))
     if found[1] is None:
@@ -66,7 +64,7 @@ def read_event(engine: Engine, target: Ref, scope: Scope, *, fragment: str | Non
         out_frags.append({"fragmentId": f.fragment_id, "kind": f.kind, "text": window,
                           "offset": offset, "length": len(window), "totalLength": len(f.text),
                           "truncated": truncated})
-    tree = Tree(engine.reader(), scope, target.session_id)
+    tree = Tree(conn, scope, target.session_id)
     return {
         "event": {**meta["event"], "kinds": list(dict.fromkeys(f.kind for f in event.fragments)),
                   "toolName": event.tool_name, "isError": event.is_error},
@@ -77,11 +75,10 @@ def read_event(engine: Engine, target: Ref, scope: Scope, *, fragment: str | Non
     }
 
 
-def _locate(engine: Engine, target: Ref, scope: Scope
+def _locate(conn: sqlite3.Connection, target: Ref, scope: Scope
             ) -> tuple[Row, dict[str, Any] | None, dict[str, Any]] | None:
     """The event's row, its entry object read back from the source (None if it no longer
     matches), and metadata; None when the event is not indexed or not visible."""
-    conn = engine.reader()
     where, params = scope.event_sql(target.session_id)
     full = conn.execute(
         "SELECT e.eid, e.seq, e.entry_id, e.parent_id, e.entry_type, e.role, e.kinds, e.ts, "
@@ -93,7 +90,7 @@ def _locate(engine: Engine, target: Ref, scope: Scope
         return None
     row = full[:14]
     meta = {"sid": full[20], "cwd": full[18], "event": {
-        "ref": ref(full[12], full[2]), "sessionId": full[12], "entryId": full[2],
+        "ref": format_ref(full[12], full[2]), "sessionId": full[12], "entryId": full[2],
         "parentId": full[3], "entryType": full[4], "role": full[5], "timestamp": full[7],
         "cwd": full[18], "sessionName": scope.session_name(conn, full[12], full[19]),
         "branchState": full[9],

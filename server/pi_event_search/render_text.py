@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from pi_event_search.engine import Engine
 from pi_event_search.indexer import Progress
-
-if TYPE_CHECKING:
-    from pi_event_search.engine import Engine
+from pi_event_search.watch import watch_forever
 
 
 def progress_printer() -> Progress:
@@ -40,8 +39,6 @@ def index(engine: Engine, watch: bool) -> int:
     print(f"indexed {report.files} files in {time.monotonic() - started:.1f}s: {changes}; "
           f"{report.events} new events, {report.removed} sessions removed", file=sys.stderr)
     if watch:
-        from pi_event_search.watch import watch_forever
-
         watch_forever(engine, lambda r: print(
             f"updated: {r.changed_sessions} sessions, {r.events} new events", file=sys.stderr))
     return 0

@@ -1,18 +1,18 @@
 """The language server process: settings, roots, the engine, background indexing and watching.
 
-Feature handlers live in handlers.py; this module owns lifecycle and state only.
+Feature handlers live in handlers.py, the stdio entry point in lsp_main.py; this module owns
+lifecycle and state only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
 
 import attrs
@@ -30,8 +30,10 @@ from pygls.protocol import (
 
 from pi_event_search import __version__, settings
 from pi_event_search.authz import Scope
-from pi_event_search.engine import Engine, EngineError
+from pi_event_search.engine import Engine
+from pi_event_search.errors import EngineError
 from pi_event_search.indexer import Report
+from pi_event_search.watch import watch_async
 
 T = TypeVar("T")
 EXPECTED_CODES = {-32602, -32601, -32001, -32002, -32003, -32004, -32800}
@@ -205,8 +207,6 @@ class PiEventServer(LanguageServer):
         except Exception as exc:  # never let indexing take the server down
             self.log(f"pi-event-search: indexing failed: {exc}", t.MessageType.Error)
         if self.settings.watch and self.engine is not None:
-            from pi_event_search.watch import watch_async
-
             self.watch_task = asyncio.ensure_future(
                 watch_async(self.engine, self.notify_changed, self.stop_watch))
 
@@ -228,30 +228,3 @@ class PiEventServer(LanguageServer):
         except asyncio.CancelledError:
             cancel.set()
             raise
-
-
-MAX_MESSAGE_BYTES = 128 << 20
-
-
-class _BoundedStdin:
-    """stdin for pygls' reader: a Content-Length beyond MAX_MESSAGE_BYTES is not allocated (that
-    crashed the server with MemoryError/OverflowError); the body reads as unparseable, the client
-    gets a parse error, and reading resumes at the next header line."""
-
-    def __init__(self, raw: BinaryIO) -> None:
-        self.raw = raw
-
-    def readline(self) -> bytes:
-        return self.raw.readline()
-
-    def read(self, n: int) -> bytes:
-        return self.raw.read(n) if n <= MAX_MESSAGE_BYTES else b"\x00"
-
-
-def serve(index_path: Path | None, extra_dirs: list[str]) -> None:
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    from pi_event_search.handlers import register
-
-    server = PiEventServer(index_path, extra_dirs)
-    register(server)
-    server.start_io(_BoundedStdin(sys.stdin.buffer))  # type: ignore[arg-type]

@@ -5,23 +5,20 @@ relations, file evidence and session lineage. Bounded previews only, never full 
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from pi_event_search.authz import Scope
+from pi_event_search.errors import NotFound
+from pi_event_search.eventref import Ref
 from pi_event_search.hits import MASKED, NODE_COLUMNS, node_from_row
 from pi_event_search.neighbours import Row, Tree
-
-if TYPE_CHECKING:
-    from pi_event_search.engine import Ref
 
 INVERSE = {"labels": "labels", "compacts": "compacts", "branch-summary-from": "branch-summary-from"}
 
 
 def trace_event(conn: sqlite3.Connection, target: Ref, scope: Scope) -> dict[str, Any]:
-    from pi_event_search.engine import NotFound
-
     tree = Tree(conn, scope, target.session_id)
     row = tree.one(target.session_id, target.entry_id)
     if row is None:

@@ -8,13 +8,11 @@ import asyncio
 import os
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import watchfiles
 
-if TYPE_CHECKING:
-    from pi_event_search.engine import Engine
-    from pi_event_search.indexer import Report
+from pi_event_search.engine import Engine
+from pi_event_search.indexer import Report
 
 RESCAN_SECONDS = 30.0
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from builder import SessionBuilder, sample_session
 from engine_support import ALL, hits
-from pi_event_search.engine import EngineError
+from pi_event_search.errors import EngineError
 from pi_event_search.search import Filters
 from reliability.relsupport import (
     FIGURES,

@@ -1,4 +1,5 @@
-"""Event references (`pi-event:<sessionId>/<entryId>[#<fragmentId>]`) inside any text."""
+"""Event identity: a reference `pi-event:<sessionId>/<entryId>[#<fragmentId>]`, parsed on its
+own or found inside any text."""
 
 from __future__ import annotations
 
@@ -6,9 +7,35 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from pi_event_search.engine import REF_BODY, Ref
+from pi_event_search.errors import InvalidRef
 
-PATTERN = re.compile(rf"pi-event:{REF_BODY}")
+SCHEME = "pi-event:"
+# The reference grammar (docs/protocol.md): session id / entry id, then an optional fragment.
+REF_BODY = r"([A-Za-z0-9][A-Za-z0-9._-]*)/([A-Za-z0-9][A-Za-z0-9._~-]*)(?:#([a-z.]+:[0-9]+))?"
+_WHOLE = re.compile(rf"^(?:{SCHEME})?{REF_BODY}$")
+PATTERN = re.compile(rf"{SCHEME}{REF_BODY}")
+
+
+def format_ref(session_id: str, entry_id: str) -> str:
+    return f"{SCHEME}{session_id}/{entry_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    session_id: str
+    entry_id: str
+    fragment: str | None = None
+
+    @staticmethod
+    def parse(text: str) -> Ref:
+        m = _WHOLE.match(text.strip())
+        if m is None:
+            raise InvalidRef(f"not an event reference: {text[:200]!r} "
+                             "(expected SESSION_ID/ENTRY_ID or pi-event:SESSION_ID/ENTRY_ID)")
+        return Ref(m.group(1), m.group(2), m.group(3))
+
+    def __str__(self) -> str:
+        return format_ref(self.session_id, self.entry_id)
 
 
 @dataclass(frozen=True, slots=True)
