@@ -13,7 +13,10 @@ SCHEME = "pi-event:"
 # The reference grammar (docs/protocol.md): session id / entry id, then an optional fragment.
 REF_BODY = r"([A-Za-z0-9][A-Za-z0-9._-]*)/([A-Za-z0-9][A-Za-z0-9._~-]*)(?:#([a-z.]+:[0-9]+))?"
 _WHOLE = re.compile(rf"^(?:{SCHEME})?{REF_BODY}$")
-PATTERN = re.compile(rf"{SCHEME}{REF_BODY}")
+# Not glued to an id character before it: `xpi-event:` is a word, not a reference.
+PATTERN = re.compile(rf"(?<![A-Za-z0-9._~-]){SCHEME}{REF_BODY}")
+# An id never ends in these when it is followed by prose: "see pi-event:S/E." ends at E.
+SENTENCE_END = ".-~"
 
 
 def format_ref(session_id: str, entry_id: str) -> str:
@@ -47,12 +50,14 @@ class Found:
 
 
 def _trim(m: re.Match[str]) -> tuple[str, str, str | None, int]:
-    """A reference at the end of a sentence keeps its id, not the full stop after it."""
+    """A reference at the end of a sentence keeps its id, not the full stop after it. With a
+    fragment the id is kept as written: the `#` shows that it went on."""
     session, entry, frag = m.group(1), m.group(2), m.group(3)
     end = m.end()
     if frag is None:
-        while entry and entry[-1] in ".-~" and len(entry) > 1:
-            entry, end = entry[:-1], end - 1
+        trimmed = entry.rstrip(SENTENCE_END)  # never empty: ids start with a letter or digit
+        end -= len(entry) - len(trimmed)
+        entry = trimmed
     return session, entry, frag, end
 
 

@@ -43,6 +43,31 @@ H.run(function()
   H.put("ref_none", ref.at(line, 1) == nil)
   H.put("parse_bad", ref.parse("pi-event:/x") == nil and ref.parse("pi-event:a/b c") == nil)
 
+  -- the shared vectors (columns in code points there, in bytes here) ----------------------------
+  local path = vim.fs.normalize(H.case.plugin_dir .. "/../../tests/data/ref-vectors.json")
+  local vectors = vim.json.decode(table.concat(vim.fn.readfile(path, "b"), "\n")).vectors
+  local mismatches = {}
+  for _, v in ipairs(vectors) do
+    local lines = vim.split(v.text, "\r?\n")
+    local found, want = {}, {}
+    for n, line in ipairs(lines) do
+      for _, hit in ipairs(ref.find_all(line)) do
+        local r = hit.ref
+        table.insert(found, { n - 1, hit.col, hit.end_col, r.session_id, r.entry_id, r.fragment_id or "" })
+      end
+    end
+    for _, r in ipairs(v.refs) do
+      local line = lines[r.line + 1]
+      local col, end_col = vim.fn.byteidx(line, r.start), vim.fn.byteidx(line, r["end"])
+      table.insert(want, { r.line, col, end_col, r.sessionId, r.entryId, r.fragmentId or "" })
+    end
+    if not vim.deep_equal(found, want) then
+      table.insert(mismatches, { name = v.name, found = found, want = want })
+    end
+  end
+  H.put("vectors", #vectors)
+  H.check("shared reference vectors", #mismatches == 0, mismatches)
+
   -- entry maker and highlights: code point offsets into a multibyte snippet --------------------
   local hit = { ref = "pi-event:S/E", sessionId = "S0123456789", entryId = "E", kind = "tool.result",
     toolName = "bash", isError = true, timestamp = "2026-05-01T10:00:09.020Z",

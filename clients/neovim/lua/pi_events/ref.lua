@@ -1,10 +1,12 @@
 --- `pi-event:` references: parsing, formatting and finding the one under the cursor.
 ---
---- Grammar (docs/protocol.md, Event references):
+--- Grammar (docs/protocol.md, Event references; tested against tests/data/ref-vectors.json):
 ---   pi-event:<sessionId>/<entryId>[#<fragmentId>]
 ---   sessionId  [A-Za-z0-9][A-Za-z0-9._-]*
 ---   entryId    [A-Za-z0-9][A-Za-z0-9._~-]*
 ---   fragmentId [a-z.]+:[0-9]+
+--- In text, a reference is not glued to an id character before it, and an entry id without a
+--- fragment drops trailing `.`, `-` and `~` (sentence punctuation).
 
 ---@class pi_events.Ref
 ---@field ref string         the reference without its fragment (`pi-event:S/E`)
@@ -14,13 +16,15 @@
 
 local M = {}
 
-local SESSION = "[%w][%w._-]*"
-local ENTRY = "[%w][%w._~-]*"
+-- Explicit ASCII sets: %w asks the C library, whose answer depends on the locale; ids are ASCII.
+local SESSION = "[A-Za-z0-9][A-Za-z0-9._%-]*"
+local ENTRY = "[A-Za-z0-9][A-Za-z0-9._~%-]*"
+local ID_CHAR = "[A-Za-z0-9._~%-]"
 -- Lua patterns have no optional groups, so the fragment is matched separately.
 local BASE = "pi%-event:(" .. SESSION .. ")/(" .. ENTRY .. ")"
 local FRAGMENT = "^#([a-z.]+:%d+)"
 
---- Parse the reference that starts at byte `init` of `text` (1-based), if any.
+--- The first reference at or after byte `init` of `text` (1-based), if any.
 ---@param text string
 ---@param init integer
 ---@return pi_events.Ref|nil ref
@@ -28,18 +32,21 @@ local FRAGMENT = "^#([a-z.]+:%d+)"
 ---@return integer|nil last   1-based byte where it ends (inclusive)
 local function match_at(text, init)
   local s, e, session_id, entry_id = text:find(BASE, init)
+  -- `xpi-event:` is a word, not a reference: look again after it.
+  while s and s > 1 and text:sub(s - 1, s - 1):find(ID_CHAR) do
+    s, e, session_id, entry_id = text:find(BASE, s + 1)
+  end
   if not s then
     return nil
-  end
-  -- Trailing dots are sentence punctuation, not part of an id.
-  while entry_id:sub(-1) == "." do
-    entry_id = entry_id:sub(1, -2)
-    e = e - 1
   end
   local fragment
   local fs, fe, frag = text:find(FRAGMENT, e + 1)
   if fs then
     fragment, e = frag, fe
+  else
+    local kept = entry_id:match("^(.-)[.~%-]*$")
+    e = e - (#entry_id - #kept)
+    entry_id = kept
   end
   return {
     ref = ("pi-event:%s/%s"):format(session_id, entry_id),

@@ -1,6 +1,6 @@
 /**
- * `pi-event:` references (docs/protocol.md, "Event references"): parse, format, find in text,
- * and derive the reference of a line in a Pi session JSONL file. Pure: no vscode import.
+ * `pi-event:` references (docs/protocol.md, "Event references"): parse, format, find in text.
+ * Pure: no vscode import. Tested against the shared vectors in tests/data/ref-vectors.json.
  */
 
 export interface EventRef {
@@ -16,12 +16,12 @@ const ENTRY = '[A-Za-z0-9][A-Za-z0-9._~-]*';
 const FRAGMENT = '[a-z.]+:[0-9]+';
 
 const EXACT = new RegExp(`^${SCHEME}:(${SESSION})/(${ENTRY})(?:#(${FRAGMENT}))?$`);
-/** Global pattern for references inside free text (not preceded by a word character). */
-const IN_TEXT = new RegExp(`(?<![A-Za-z0-9_-])${SCHEME}:(${SESSION})/(${ENTRY})(?:#(${FRAGMENT}))?`, 'g');
+/** References inside free text: not glued to an id character before them (`xpi-event:` is a word). */
+const IN_TEXT = new RegExp(`(?<![A-Za-z0-9._~-])${SCHEME}:(${SESSION})/(${ENTRY})(?:#(${FRAGMENT}))?`, 'g');
 
-/** Trailing dots are sentence punctuation, not part of an id ("see pi-event:S/E."). */
-function trimDots(id: string): string {
-  return id.replace(/\.+$/, '');
+/** Trailing `.`, `-` and `~` are sentence punctuation, not part of an id ("see pi-event:S/E."). */
+function trimSentenceEnd(id: string): string {
+  return id.replace(/[.~-]+$/, '');
 }
 
 export function parseRef(text: string): EventRef | undefined {
@@ -52,13 +52,12 @@ export function findRefs(text: string): FoundRef[] {
     let fragmentId = m[3];
     let raw = m[0];
     if (!fragmentId) {
-      const trimmed = trimDots(entryId);
+      const trimmed = trimSentenceEnd(entryId);
       if (trimmed !== entryId) {
         raw = raw.slice(0, raw.length - (entryId.length - trimmed.length));
         entryId = trimmed;
       }
     }
-    if (!entryId) continue;
     const ref: FoundRef = { sessionId: m[1], entryId, start, end: start + raw.length, text: raw };
     if (fragmentId) ref.fragmentId = fragmentId;
     found.push(ref);

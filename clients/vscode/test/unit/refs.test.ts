@@ -1,6 +1,24 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { findRefs, formatRef, parseRef, refAt, refFromJsonl } from '../../src/core/refs';
+
+interface Vector {
+  name: string;
+  text: string;
+  refs: { line: number; start: number; end: number; sessionId: string; entryId: string; fragmentId?: string }[];
+}
+
+/** The table the server and the Neovim client are tested against too (columns in code points). */
+const VECTORS = (
+  JSON.parse(readFileSync(resolve(__dirname, '../../../../tests/data/ref-vectors.json'), 'utf8')) as { vectors: Vector[] }
+).vectors;
+
+/** A code point column of `line` as VS Code counts it (UTF-16 units). */
+function utf16(line: string, column: number): number {
+  return Array.from(line).slice(0, column).join('').length;
+}
 
 const S = '019f0000-aaaa-7bbb-8ccc-000000000001';
 
@@ -26,6 +44,27 @@ describe('parseRef', () => {
     assert.equal(formatRef(ref), `pi-event:${S}/abc`);
     assert.equal(formatRef(ref, true), `pi-event:${S}/abc#tool.call:1`);
   });
+});
+
+describe('findRefs on the shared vectors', () => {
+  it('has the table', () => assert.ok(VECTORS.length >= 40));
+  for (const v of VECTORS) {
+    it(v.name, () => {
+      const lines = v.text.split(/\r\n|\n/);
+      const found = lines.flatMap((line, n) =>
+        findRefs(line).map((r) => ({
+          line: n,
+          start: r.start,
+          end: r.end,
+          sessionId: r.sessionId,
+          entryId: r.entryId,
+          ...(r.fragmentId ? { fragmentId: r.fragmentId } : {}),
+        })),
+      );
+      const want = v.refs.map((r) => ({ ...r, start: utf16(lines[r.line], r.start), end: utf16(lines[r.line], r.end) }));
+      assert.deepEqual(found, want);
+    });
+  }
 });
 
 describe('findRefs', () => {
