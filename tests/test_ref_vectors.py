@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pi_event_search import eventref as refs
+from pi_event_search import eventref
 
 VECTORS: list[dict[str, Any]] = json.loads(
     (Path(__file__).parent / "data" / "ref-vectors.json").read_text(encoding="utf-8"))["vectors"]
@@ -23,7 +23,7 @@ def expected(vector: dict[str, Any]) -> list[tuple[int, int, int, str, str, str 
 @pytest.mark.parametrize("vector", VECTORS, ids=[v["name"] for v in VECTORS])
 def test_in_text(vector: dict[str, Any]) -> None:
     found = [(f.line, f.start, f.end, f.ref.session_id, f.ref.entry_id, f.ref.fragment)
-             for f in refs.in_text(vector["text"])]
+             for f in eventref.in_text(vector["text"])]
     assert found == expected(vector)
 
 
@@ -32,7 +32,7 @@ def test_at_every_end(vector: dict[str, Any]) -> None:
     """A position touches a reference from its first character to just after its last."""
     for line, start, end, session, entry, _ in expected(vector):
         for column in (start, end):
-            found = refs.at(vector["text"], line, column)
+            found = eventref.at(vector["text"], line, column)
             assert found is not None and (found.ref.session_id, found.ref.entry_id) == \
                 (session, entry), column
 
