@@ -84,6 +84,29 @@ def _parse_slow(data: bytes) -> tuple[list[dict[str, Any]], str | None]:
     return objects, error
 
 
+def object_offsets(data: bytes) -> list[int]:
+    """Byte offset, within the line, of each JSON object on a line that holds several (rare: a
+    torn write followed by the next entry). Decoded with surrogateescape so that character
+    positions map back to bytes exactly, even when the line is not valid UTF-8."""
+    text = data.decode("utf-8", errors="surrogateescape")
+    starts: list[int] = []
+    pos, end, byte_pos, last = 0, len(text), 0, 0
+    while pos < end:
+        while pos < end and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= end:
+            break
+        byte_pos += len(text[last:pos].encode("utf-8", errors="surrogateescape"))
+        last = pos
+        try:
+            value, pos = _DECODER.raw_decode(text, pos)
+        except (json.JSONDecodeError, RecursionError):
+            break
+        if isinstance(value, dict):
+            starts.append(byte_pos)
+    return starts
+
+
 def _like_orjson(value: dict[str, Any]) -> dict[str, Any]:
     """What the fast path would produce: lone surrogates become U+FFFD (SQLite and orjson refuse
     them) and integers beyond 64 bits become floats (orjson parses them so). Iterative: a deeply
@@ -144,8 +167,11 @@ def stream_records(fh: BinaryIO, start: int, first_line: int, limit: int | None,
         objects, error = parse_line(raw)
         if error is not None:
             chunk.bad_lines.append((line_no, error))
+        starts = object_offsets(raw) if len(objects) > 1 else [0]
         for sub, obj in enumerate(objects):
-            yield Record(line_no, offset, sub, obj, line_hash)
+            # Every object's own offset: the second of two joined objects is not at line start.
+            yield Record(line_no, offset + (starts[sub] if sub < len(starts) else 0), sub, obj,
+                         line_hash)
 
 
 def iter_lines(fh: BinaryIO, start: int, first_line: int,
@@ -183,6 +209,26 @@ def read_line_at(fh: BinaryIO, offset: int) -> bytes | None:
     for _, _, raw in iter_lines(fh, offset, 1):
         return raw
     return None
+
+
+def read_entry_line(fh: BinaryIO, offset: int, sub: int) -> bytes | None:
+    """The whole line holding the entry whose object starts at `offset` (object `sub` of the
+    line): for a later object of a joined line, the line starts before that offset."""
+    return read_line_at(fh, offset if sub == 0 else line_start(fh, offset))
+
+
+def line_start(fh: BinaryIO, offset: int) -> int:
+    """Offset just after the newline that precedes `offset` (0 when none)."""
+    pos = offset
+    while pos > 0:
+        step = min(CHUNK, pos)
+        fh.seek(pos - step)
+        block = fh.read(step)
+        nl = block.rfind(b"\n")
+        if nl >= 0:
+            return pos - step + nl + 1
+        pos -= step
+    return 0
 
 
 def read_header(fh: BinaryIO) -> tuple[dict[str, Any] | None, bytes | None, str | None]:

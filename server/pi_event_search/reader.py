@@ -101,7 +101,7 @@ def _locate(conn: sqlite3.Connection, target: Ref, scope: Scope
 def _read_back(path: str, offset: int, sub: int, lhash: bytes) -> dict[str, Any] | None:
     try:
         with open(path, "rb") as fh:
-            raw = jsonl.read_line_at(fh, offset)
+            raw = jsonl.read_entry_line(fh, offset, sub)
     except OSError:
         return None
     if raw is None or jsonl.digest(raw) != lhash:
