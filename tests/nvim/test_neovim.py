@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,11 @@ def find_server() -> tuple[list[str] | None, str]:
     if out.returncode != 0:
         pytest.fail(f"`{' '.join(cmd)} --help` failed: {(out.stderr or out.stdout)[-1500:]}")
     return cmd, ""
+
+
+def project_version() -> str:
+    """The [project] version of the checkout the plugin lives in."""
+    return str(tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"])
 
 
 NVIM, NVIM_WHY = find_nvim()
@@ -179,7 +185,8 @@ class Run:
     seconds: float
 
 
-def run_script(name: str, world: World, server: list[str] | None, **extra: Any) -> Run:
+def run_script(name: str, world: World, server: list[str] | None, *, env: dict[str, str] | None = None,
+               timeout: float = 120, **extra: Any) -> Run:
     assert NVIM is not None
     case_dir = world.tmp / "cases"
     case_dir.mkdir(exist_ok=True)
@@ -195,7 +202,7 @@ def run_script(name: str, world: World, server: list[str] | None, **extra: Any) 
     proc = subprocess.run(
         [NVIM, "--headless", "--clean", "-l", str(SCRIPTS / f"{name}.lua"),
          str(HERE / "harness.lua"), str(case_path)],
-        cwd=world.proj, env=world.env, capture_output=True, text=True, timeout=120,
+        cwd=world.proj, env=env or world.env, capture_output=True, text=True, timeout=timeout,
     )
     data = json.loads(out.read_text()) if out.exists() else {}
     return Run(proc.returncode, data, proc.stderr, time.monotonic() - start)
@@ -261,7 +268,19 @@ def test_units(world: World) -> None:
     assert out["compiled"] and all(v is True for v in out["compiled"].values()), out["compiled"]
     assert len(out["compiled"]) == len(list(PLUGIN.rglob("*.lua")))
     assert all(v is True for v in out["loaded"].values()), out["loaded"]
-    assert out["completion"] == ["open", "read", "reindex", "restart", "search", "status", "trace"]
+    assert out["completion"] == ["install", "open", "read", "reindex", "restart", "search", "status",
+                                 "trace"]
+    assert out["resolve_missing_cmd"] == {
+        "found": None, "why": "the cmd option's /nonexistent/pi-event-search is not an executable"}
+    assert out["checkout"] == {"root": str(REPO), "version": project_version()}
+    assert out["older"] == [True, False, False, True, False]
+    hints = out["update_hints"]
+    assert hints["installed_old"] == (
+        f"the installed server is pi-event-search 0.0.1, older than this plugin's {project_version()}: "
+        "run :PiEvents install to update it")
+    assert hints["path_old"].startswith("/v/pi-event-search on PATH is pi-event-search 0.0.1")
+    assert hints["path_old"].endswith(":PiEvents install to install it for Neovim")
+    assert hints["installed_same"] is None and hints["cmd_old"] is None
 
 
 # -- against the real server -------------------------------------------------------------------
@@ -408,12 +427,17 @@ def test_checkhealth(world: World, server_cmd: list[str]) -> None:
     good = "\n".join(out["good"])
     assert re.search(r"OK Neovim 0\.1\d\.\d+", good), good
     assert "OK configuration is valid" in good
-    assert f"OK server command: {' '.join(server_cmd)}" in good
+    exe = shutil.which(server_cmd[0])
+    version = "unknown" if Path(server_cmd[0]).name.startswith("python") else project_version()
+    assert (f"OK server: {exe} (the cmd option), version {version}; command: {' '.join(server_cmd)}"
+            in good), good
     assert re.search(r"OK server (started|running): ", good), good
     assert re.search(r"OK index .*index\.sqlite3: generation \d+, 1 sessions", good), good
     assert "telescope.nvim not found" in good
     missing = "\n".join(out["missing"])
-    assert "ERROR server command not found: /nonexistent/pi-event-search" in missing
+    assert ("ERROR server not found: the cmd option's /nonexistent/pi-event-search is not an "
+            "executable") in missing
+    assert "- ADVICE:" in missing and ":PiEvents install puts the server into" in missing
 
 
 @needs_nvim
@@ -438,3 +462,95 @@ def test_telescope_picker(world: World, server_cmd: list[str]) -> None:
     for key, kind in (("<C-o>", "read"), ("<C-t>", "trace")):
         first = out[key]["first"]
         assert out[key]["buffer"] == f"pi-event://{kind}/{first.removeprefix('pi-event:')}"
+
+
+# -- :PiEvents install: the plugin's own server ------------------------------------------------
+INSTALL_TIMEOUT = 600  # seconds: pip resolves the server's dependencies from the package index
+
+
+@pytest.fixture(scope="module")
+def install_env(world: World) -> dict[str, str]:
+    """The world's environment with an empty XDG_DATA_HOME and no pi-event-search on PATH."""
+    env = dict(world.env)
+    env["XDG_DATA_HOME"] = str(world.tmp / "install-data")
+    dirs = env.get("PATH", "").split(os.pathsep)
+    env["PATH"] = os.pathsep.join(d for d in dirs if d and not (Path(d) / "pi-event-search").exists())
+    if not shutil.which("python3", path=env["PATH"]):
+        pytest.fail("python3 is not on PATH: :PiEvents install needs it")
+    return env
+
+
+@pytest.fixture(scope="module")
+def installed(world: World, install_env: dict[str, str], server_cmd: list[str]) -> Run:
+    """:PiEvents install run once (asynchronously, as in an editor), then searched through."""
+    assert server_cmd  # the server is part of the tree
+    return run_script("install", world, None, env=install_env, timeout=INSTALL_TIMEOUT + 60,
+                      install_timeout_ms=INSTALL_TIMEOUT * 1000)
+
+
+@needs_nvim
+def test_install_then_search(world: World, installed: Run) -> None:
+    out = ok(installed)
+    f, bin_ = world.facts, out["venv_bin"]
+    data = Path(world.tmp / "install-data")
+    assert out["on_path"] == "" and bin_ == str(data / "nvim" / "pi-event-search" / "venv" / "bin"
+                                                 / "pi-event-search")
+    before = out["before"]
+    assert before["resolved"] is None and before["clients"] == 0
+    assert [n["msg"] for n in before["notes"]] == [
+        f"pi_events: no pi-event-search server: none installed in {Path(bin_).parent.parent} and none "
+        "on PATH. Run :PiEvents install (see :checkhealth pi_events)"]
+    health = "\n".join(out["health_before"])
+    assert "ERROR server not found: no pi-event-search server" in health
+    assert f":PiEvents install puts the server into {Path(bin_).parent.parent}" in health
+    no_python = out["no_python"]
+    assert no_python["ok"] is False and no_python["message"] == (
+        "/nonexistent/python3 not found: install Python 3.11 or newer (Debian/Ubuntu: sudo apt install "
+        "python3 python3-venv), or set install.python")
+    assert out["no_python_venv"] is False
+    # run() returned before the install finished, and timers kept running meanwhile
+    assert out["returned"] == {"value": None, "running": True, "installed_yet": False}
+    assert out["ticks"] > 0
+    result = out["result"]
+    assert result["ok"] is True and result["version"] == project_version() and result["path"] == bin_
+    assert result["message"] == f"installed pi-event-search {project_version()}: {bin_}"
+    assert out["after"] == {"resolved": {"cmd": [bin_, "serve"], "path": bin_, "how": "installed"},
+                            "running": False}
+    assert out["client_cmd"] == [bin_, "serve"] and out["notes_attached"] is True
+    assert out["server_version"] == project_version()
+    assert out["select"]["refs"] == [f["ref"]["a3"], f["ref"]["a4"]]
+    assert out["line"] == f["lines"]["a3"]
+    health = "\n".join(out["health_after"])
+    assert (f"OK server: {bin_} (installed by :PiEvents install), version {project_version()}; "
+            f"command: {bin_} serve") in health, health
+    assert f"OK server running: pi-event-search {project_version()}" in health
+    assert out["log_exists"] is True
+    bad = out["bad_source"]
+    assert bad["ok"] is False and bad["message"].startswith("pip install failed (exit 1):"), bad
+    assert "no-such-checkout" in bad["message"]
+    assert out["kept"] == {"resolved": out["after"]["resolved"], "version": project_version()}
+    notes = [n["msg"] for n in out["notifications"]]
+    assert any(n.startswith(f"pi_events: installing pi-event-search from the plugin's checkout {REPO} (")
+               for n in notes), notes
+    print(f"\n:PiEvents install took {result['seconds']:.1f} s (script {installed.seconds:.1f} s)")
+
+
+@needs_nvim
+def test_install_command_headless_upgrades(world: World, installed: Run,
+                                           install_env: dict[str, str]) -> None:
+    """`:PiEvents install` without a UI (lazy.nvim's build step under `nvim --headless`) runs to the
+    end before Neovim quits; a second install upgrades the same venv in place."""
+    ok(installed)
+    bin_ = Path(installed.out["venv_bin"])
+    before = bin_.stat().st_mtime_ns
+    proc = subprocess.run(
+        [NVIM or "nvim", "--headless", "--clean", "--cmd", f"set rtp^={PLUGIN}",
+         "-c", "PiEvents install", "-c", "qa!"],
+        cwd=world.proj, env=install_env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    said = proc.stdout + proc.stderr
+    assert f"pi_events: installed pi-event-search {project_version()}: {bin_}" in said, said[-3000:]
+    assert bin_.stat().st_mtime_ns > before
+    version = subprocess.run([str(bin_), "--version"], capture_output=True, text=True, timeout=60)
+    assert version.stdout.strip() == project_version()

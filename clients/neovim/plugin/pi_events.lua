@@ -45,6 +45,10 @@ local subcommands = {
   restart = function()
     require("pi_events").restart()
   end,
+  -- Asynchronous in a UI; synchronous headless (lazy.nvim's `build`) or with "sync".
+  install = function(args)
+    require("pi_events.install").run({ sync = args == "sync" or nil })
+  end,
 }
 
 vim.api.nvim_create_user_command("PiEvents", function(cmd)
@@ -57,7 +61,8 @@ vim.api.nvim_create_user_command("PiEvents", function(cmd)
   fn(rest)
 end, {
   nargs = "*",
-  desc = "Pi events: search [query] | read [ref] | trace [ref] | open [ref] | status | reindex | restart",
+  desc = "Pi events: search [query] | read [ref] | trace [ref] | open [ref] | status | reindex | restart"
+    .. " | install [sync]",
   complete = function(arglead, cmdline)
     if cmdline:match("^%s*%S+%s+%S+%s") then
       return {}

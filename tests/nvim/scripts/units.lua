@@ -203,12 +203,31 @@ H.run(function()
     compiled[file:sub(#H.case.plugin_dir + 2)] = chunk ~= nil or err
   end
   for _, mod in ipairs({ "pi_events", "pi_events.client", "pi_events.select", "pi_events.picker",
-    "pi_events.health" }) do
+    "pi_events.health", "pi_events.server", "pi_events.install" }) do
     local ok_mod, err = pcall(require, mod)
     loaded[mod] = ok_mod or err
   end
   H.put("compiled", compiled)
   H.put("loaded", loaded)
+
+  -- server discovery and versions (no server involved: a missing cmd, the checkout, comparisons)
+  local server = require("pi_events.server")
+  local cfg = vim.tbl_extend("force", require("pi_events.config").options,
+    { cmd = { "/nonexistent/pi-event-search", "serve" } })
+  local found, why = server.resolve(cfg)
+  H.put("resolve_missing_cmd", { found = found or vim.NIL, why = why })
+  H.put("checkout", server.checkout() or vim.NIL)
+  H.put("older", { server.older("0.1.0", "0.2.0"), server.older("0.2.0", "0.1.0"),
+    server.older("0.1.0", "0.1.0"), server.older("3.9", "3.11"), server.older(nil, "1.0") })
+  local co = server.checkout()
+  local installed =
+    { cmd = { "/v/pi-event-search", "serve" }, path = "/v/pi-event-search", how = "installed" }
+  H.put("update_hints", {
+    installed_old = server.update_hint(installed, "0.0.1") or vim.NIL,
+    installed_same = server.update_hint(installed, co and co.version) or vim.NIL,
+    path_old = server.update_hint(vim.tbl_extend("force", installed, { how = "path" }), "0.0.1") or vim.NIL,
+    cmd_old = server.update_hint(vim.tbl_extend("force", installed, { how = "cmd" }), "0.0.1") or vim.NIL,
+  })
 
   -- :PiEvents completion
   H.put("completion", vim.fn.getcompletion("PiEvents ", "cmdline"))

@@ -85,40 +85,67 @@ function M.call(client, method, ...)
   return client[method](...)
 end
 
---- Commands already reported missing (once each, not on every buffer).
----@type table<string, true>
-local missing_reported = {}
+--- Whether "no server" was reported already (once, not on every buffer); install resets it.
+local missing_reported = false
+
+--- Forget that the server was missing (after :PiEvents install put one in place).
+function M.forget_missing()
+  missing_reported = false
+end
+
+--- The server to run, reporting once when there is none.
+---@return pi_events.Server|nil
+local function find_server()
+  local found, why = require("pi_events.server").resolve()
+  if not found and not missing_reported then
+    missing_reported = true
+    vim.notify(("pi_events: %s. Run :PiEvents install (see :checkhealth pi_events)"):format(why),
+      vim.log.levels.ERROR)
+  end
+  return found
+end
+
+--- Tell the user, once per client, when the server is older than this plugin's checkout.
+---@param found pi_events.Server
+---@return fun(c: vim.lsp.Client)
+local function on_init(found)
+  return function(c)
+    local hint = require("pi_events.server").update_hint(found, (c.server_info or {}).version)
+    if hint then
+      vim.schedule(function()
+        vim.notify("pi_events: " .. hint, vim.log.levels.WARN)
+      end)
+    end
+  end
+end
 
 --- Start (or reuse) the client for `root` and attach it to `bufnr` when given.
 ---@param root string
 ---@param bufnr integer|nil  buffer to attach; nil starts the client without attaching
 ---@return integer|nil client_id
 function M.ensure(root, bufnr)
-  local cfg = config.options
-  if vim.fn.executable(cfg.cmd[1]) ~= 1 then
-    if not missing_reported[cfg.cmd[1]] then
-      missing_reported[cfg.cmd[1]] = true
-      vim.notify(("pi_events: server command not found: %s (see :checkhealth pi_events)"):format(
-        cfg.cmd[1]), vim.log.levels.ERROR)
-    end
-    return nil
-  end
   local existing = M.get(root)
   if existing and (bufnr == nil or vim.lsp.buf_is_attached(bufnr, existing.id)) then
     return existing.id
+  elseif existing then
+    return vim.lsp.buf_attach_client(assert(bufnr), existing.id) and existing.id or nil
+  end
+  local cfg = config.options
+  local found = find_server()
+  if not found then
+    return nil
   end
   local lsp_config = {
     name = M.name,
-    cmd = cfg.cmd,
+    cmd = found.cmd,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fs.basename(root) } },
     init_options = config.init_options(root, cfg),
     handlers = handlers,
+    on_init = on_init(found),
   }
   local id
-  if existing then
-    id = vim.lsp.buf_attach_client(assert(bufnr), existing.id) and existing.id or nil
-  elseif bufnr == nil and has_011 then
+  if bufnr == nil and has_011 then
     id = vim.lsp.start(lsp_config, { attach = false })
   elseif bufnr == nil then
     -- 0.10's vim.lsp.start always attaches: start detached through the lower level API.
@@ -126,7 +153,7 @@ function M.ensure(root, bufnr)
   else
     id = vim.lsp.start(lsp_config, { bufnr = bufnr })
   end
-  if id and not existing then
+  if id then
     started[root] = id
   end
   return id

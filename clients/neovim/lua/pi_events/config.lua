@@ -11,8 +11,13 @@
 ---@field trace string  open the trace view of the selected event
 ---@field yank string   yank the selected event's `pi-event:` reference
 
+---@class pi_events.InstallOptions
+---@field python string        interpreter that creates the private venv of `:PiEvents install`
+---@field package string|nil   pip requirement to install (e.g. "pi-event-search==0.2.0"); nil = the
+---                            plugin's own checkout when it is one, else "pi-event-search"
+
 ---@class pi_events.Config
----@field cmd string[]                  server command (`pi-event-search serve`)
+---@field cmd string[]|nil              server command; nil = the installed server, else PATH
 ---@field root string|fun(bufnr: integer): string|nil  fixed workspace root, or a function of the buffer
 ---@field session_dirs string[]         extra (archive) session directories (`sessionDirs`)
 ---@field index_path string|nil         SQLite index path (`indexPath`); nil = server default
@@ -24,12 +29,13 @@
 ---@field limit integer                 hits per search (1..200)
 ---@field debounce integer              milliseconds between the last keystroke and the request
 ---@field keymaps pi_events.Keymaps
+---@field install pi_events.InstallOptions
 
 local M = {}
 
 ---@type pi_events.Config
 M.defaults = {
-  cmd = { "pi-event-search", "serve" },
+  cmd = nil, -- pi_events.server.resolve(): installed venv, then PATH
   root = nil,
   session_dirs = {},
   index_path = nil,
@@ -44,6 +50,7 @@ M.defaults = {
     definition = "gd",
     picker = { read = "<C-o>", trace = "<C-t>", yank = "<C-y>" },
   },
+  install = { python = "python3", package = nil },
 }
 
 ---@type pi_events.Config
@@ -122,9 +129,21 @@ local rules = {
   ["keymaps.picker.read"] = { key_or_false, "a key sequence or false" },
   ["keymaps.picker.trace"] = { key_or_false, "a key sequence or false" },
   ["keymaps.picker.yank"] = { key_or_false, "a key sequence or false" },
+  ["install.python"] = {
+    function(v)
+      return type(v) == "string" and v ~= ""
+    end,
+    "a Python interpreter (name or path)",
+  },
+  ["install.package"] = {
+    function(v)
+      return v == nil or (type(v) == "string" and v ~= "")
+    end,
+    'nil or a pip requirement such as "pi-event-search==0.2.0"',
+  },
 }
 
-local tables = { keymaps = true, ["keymaps.picker"] = true }
+local tables = { keymaps = true, ["keymaps.picker"] = true, install = true }
 
 ---@param opts table
 ---@param prefix string

@@ -1,4 +1,5 @@
---- `:checkhealth pi_events`: Neovim version, configuration, server command and start-up,
+--- `:checkhealth pi_events`: Neovim version, configuration, which server (path, version, how it
+--- was found, how to install one) and its start-up,
 --- index state, telescope.
 
 local M = {}
@@ -25,19 +26,42 @@ local function check_config()
   end
 end
 
+--- How to get a server, as checkhealth advice.
+---@return string[]
+local function install_advice()
+  local server = require("pi_events.server")
+  local co = server.checkout()
+  local from = co and ("from this plugin's checkout %s (version %s)"):format(co.root, co.version or "?")
+    or "from PyPI (pi-event-search)"
+  return {
+    (":PiEvents install puts the server into %s, %s; running it again upgrades"):format(
+      server.venv_dir(), from),
+    "or put pi-event-search on PATH (pipx install pi-event-search),"
+      .. " or set setup({ cmd = { '/path/to/pi-event-search', 'serve' } })",
+  }
+end
+
 ---@return vim.lsp.Client|nil
 local function check_server()
-  local config, client = require("pi_events.config"), require("pi_events.client")
-  local cmd = config.options.cmd
-  local exe = vim.fn.exepath(cmd[1])
-  if exe == "" then
-    health.error(("server command not found: %s"):format(cmd[1]), {
-      "Install the server: pip install pi-event-search (or pipx install pi-event-search)",
-      "or point setup({ cmd = { '/path/to/pi-event-search', 'serve' } }) at it",
-    })
+  local client, server = require("pi_events.client"), require("pi_events.server")
+  local found, why = server.resolve()
+  if not found then
+    local advice = install_advice()
+    if require("pi_events.config").options.cmd then
+      table.insert(advice, 1, "fix the cmd option, or remove it to use the installed server or PATH")
+    end
+    health.error("server not found: " .. tostring(why), advice)
     return nil
   end
-  health.ok(("server command: %s (%s)"):format(table.concat(cmd, " "), exe))
+  local version = server.version(found.path)
+  health.ok(("server: %s (%s), version %s; command: %s"):format(found.path, server.describe[found.how],
+    version or "unknown", table.concat(found.cmd, " ")))
+  local hint = server.update_hint(found, version)
+  if hint then
+    health.warn(hint)
+  else
+    health.info(install_advice()[1])
+  end
   local root = client.root(0)
   local c = client.get(root)
   local started = c == nil

@@ -13,6 +13,9 @@ local M = {}
 
 local augroup = vim.api.nvim_create_augroup("pi_events", { clear = true })
 
+--- Whether setup() ran (it is what attaches buffers).
+local set_up = false
+
 ---@param err table|nil
 ---@return boolean failed
 local function failed(err)
@@ -68,6 +71,7 @@ end
 ---@param opts pi_events.Config|table|nil
 function M.setup(opts)
   config.set(opts)
+  set_up = true
   vim.api.nvim_clear_autocmds({ group = augroup })
   if config.options.attach then
     vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufEnter", "FileType" }, {
@@ -203,9 +207,10 @@ function M.reindex(done)
   end)
 end
 
---- Stop the current workspace's server and start it again (reattaching its buffers).
-function M.restart()
-  local root = client.root(0)
+--- Stop a workspace's server and start it again (reattaching its buffers).
+---@param root string|nil  default: the current buffer's workspace root
+function M.restart(root)
+  root = root or client.root(0)
   local c = client.get(root)
   local bufs = c and vim.tbl_keys(c.attached_buffers or {}) or {}
   if c then
@@ -217,7 +222,42 @@ function M.restart()
   for _, buf in ipairs(bufs) do
     client.attach(buf)
   end
-  client.current()
+  if root == client.root(0) then
+    client.current()
+  else
+    client.ensure(root)
+  end
+end
+
+--- Install (or upgrade) the server into the plugin's private virtual environment.
+---@param opts pi_events.InstallOpts|nil
+---@return pi_events.InstallResult|nil
+function M.install(opts)
+  return require("pi_events.install").run(opts)
+end
+
+--- After an install: servers started from the private venv restart on the new version, and,
+--- when setup() asked for it, the buffers that found no server before get one now.
+function M.after_install()
+  client.forget_missing()
+  local found = require("pi_events.server").resolve()
+  if not found or found.how ~= "installed" then
+    return
+  end
+  local roots = {}
+  for _, c in ipairs(vim.lsp.get_clients({ name = client.name })) do
+    roots[c.config.root_dir] = true
+  end
+  for root in pairs(roots) do
+    M.restart(root)
+  end
+  if set_up and config.options.attach then
+    for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(buf) then
+        client.attach(buf)
+      end
+    end
+  end
 end
 
 return M

@@ -1,0 +1,208 @@
+--- `:PiEvents install`: put the server into a private virtual environment in
+--- stdpath("data")/pi-event-search/venv, from this plugin's own checkout (or the
+--- `install.package` requirement), without blocking the editor. Running it again upgrades.
+---
+--- Steps: check the Python interpreter, create the venv, `pip install --upgrade <source>`, ask the
+--- installed server its version. Each runs with vim.system, chained through callbacks; with
+--- `sync` (lazy.nvim build steps, headless Neovim) the same chain waits for each step.
+
+local config = require("pi_events.config")
+local server = require("pi_events.server")
+
+local M = {}
+
+--- Milliseconds one step may take (pip downloads the dependencies).
+M.timeout = 10 * 60 * 1000
+
+---@class pi_events.InstallResult
+---@field ok boolean
+---@field message string
+---@field version string|nil  installed server version
+---@field path string|nil     installed server executable
+---@field seconds number
+
+---@class pi_events.InstallOpts
+---@field sync boolean|nil  wait for the end; default: when no UI is attached (headless, lazy.nvim)
+---@field on_done fun(result: pi_events.InstallResult)|nil
+
+local running = false
+
+---@return boolean
+function M.running()
+  return running
+end
+
+--- Where each run writes pip's full output.
+---@return string
+function M.log_path()
+  return vim.fs.joinpath(vim.fn.stdpath("log") --[[@as string]], "pi_events-install.log")
+end
+
+---@param msg string
+---@param level integer|nil
+local function notify(msg, level)
+  vim.notify("pi_events: " .. msg, level or vim.log.levels.INFO,
+    { title = "pi_events", id = "pi_events.install" })
+end
+
+---@param text string|nil
+---@param n integer
+---@return string
+local function tail(text, n)
+  local lines = vim.tbl_filter(function(l)
+    return l ~= "" and not l:match("^WARNING: Location ")
+  end, vim.split(text or "", "\n"))
+  return table.concat(vim.list_slice(lines, math.max(1, #lines - n + 1)), "\n")
+end
+
+---@param path string
+---@param text string
+local function append_log(path, text)
+  vim.fn.mkdir(vim.fs.dirname(path), "p")
+  local fh = io.open(path, "a")
+  if fh then
+    fh:write(text)
+    fh:close()
+  end
+end
+
+--- Run a command, then call `on_exit` with its result (at once when `sync`).
+---@param sync boolean
+---@param cmd string[]
+---@param on_exit fun(res: vim.SystemCompleted)
+local function exec(sync, cmd, on_exit)
+  append_log(M.log_path(), "$ " .. table.concat(cmd, " ") .. "\n")
+  local function done(res)
+    append_log(M.log_path(), (res.stdout or "") .. (res.stderr or ""))
+    on_exit(res)
+  end
+  local opts = { text = true, timeout = M.timeout, env = { PIP_DISABLE_PIP_VERSION_CHECK = "1" } }
+  local ok, job = pcall(vim.system, cmd, opts, not sync and vim.schedule_wrap(done) or nil)
+  if not ok then
+    return done({ code = 127, signal = 0, stdout = "", stderr = tostring(job) })
+  end
+  if sync then
+    done(job:wait())
+  end
+end
+
+--- What to install: the install.package option, else the checkout, else the PyPI name.
+---@return string source
+---@return string description
+local function source()
+  local pkg = config.options.install.package
+  if pkg then
+    return pkg, pkg
+  end
+  local co = server.checkout()
+  if co then
+    return co.root, ("the plugin's checkout %s (%s)"):format(co.root, co.version or "?")
+  end
+  return server.exe, "PyPI (pi-event-search)"
+end
+
+local PY_CHECK = "import sys; print('%d.%d' % sys.version_info[:2]); import ensurepip, venv"
+
+---@param sync boolean
+---@param finish fun(ok: boolean, msg: string, version: string|nil)
+local function steps(sync, finish)
+  local venv, python = server.venv_dir(), config.options.install.python
+  local vpy, bin = server.venv_bin("python"), server.venv_bin(server.exe)
+  local src, what = source()
+
+  local function verify()
+    exec(sync, { bin, "--version" }, function(res)
+      local version = vim.trim(res.stdout or "")
+      if res.code ~= 0 or version == "" then
+        return finish(false, "the installed server does not run: " .. tail(res.stderr, 5))
+      end
+      finish(true, ("installed pi-event-search %s: %s"):format(version, bin), version)
+    end)
+  end
+
+  local function pip()
+    notify(("installing pi-event-search from %s into %s (pip) ..."):format(what, venv))
+    exec(sync, { vpy, "-m", "pip", "install", "--upgrade", src }, function(res)
+      if res.code ~= 0 then
+        return finish(false, ("pip install failed (exit %d):\n%s"):format(res.code, tail(res.stderr, 12)))
+      end
+      verify()
+    end)
+  end
+
+  local function create()
+    notify("creating the virtual environment " .. venv .. " ...")
+    local cmd = { python, "-m", "venv", venv }
+    if vim.uv.fs_stat(venv) then
+      table.insert(cmd, 4, "--clear") -- a venv whose interpreter no longer runs
+    end
+    exec(sync, cmd, function(res)
+      if res.code ~= 0 then
+        local hint = (res.stderr or ""):match("ensurepip")
+            and " (Debian/Ubuntu: sudo apt install python3-venv)"
+          or ""
+        return finish(false, ("%s -m venv failed%s:\n%s"):format(python, hint, tail(res.stderr, 6)))
+      end
+      pip()
+    end)
+  end
+
+  if vim.fn.executable(vpy) == 1 then
+    return pip()
+  end
+  if vim.fn.exepath(python) == "" then
+    return finish(false, ("%s not found: install Python 3.11 or newer (Debian/Ubuntu: sudo apt install "
+      .. "python3 python3-venv), or set install.python"):format(python))
+  end
+  exec(sync, { python, "-c", PY_CHECK }, function(res)
+    local version = (res.stdout or ""):match("^(%d+%.%d+)")
+    if version and server.older(version, "3.11") then
+      local msg = "pi-event-search needs Python 3.11 or newer; %s is %s: set install.python"
+      return finish(false, msg:format(python, version))
+    elseif res.code ~= 0 and (res.stderr or ""):match("No module named '?ensurepip") then
+      return finish(false, ("%s cannot create virtual environments (no venv/ensurepip module): "
+        .. "sudo apt install python3-venv"):format(python))
+    elseif res.code ~= 0 then
+      return finish(false, ("%s does not run:\n%s"):format(python, tail(res.stderr, 6)))
+    end
+    create()
+  end)
+end
+
+--- Install (or upgrade) the server. Returns the result when synchronous, else nil (the result
+--- goes to `opts.on_done` and to the `User PiEventsInstalled` autocommand).
+---@param opts pi_events.InstallOpts|nil
+---@return pi_events.InstallResult|nil
+function M.run(opts)
+  opts = opts or {}
+  local sync = opts.sync
+  if sync == nil then
+    sync = #vim.api.nvim_list_uis() == 0
+  end
+  if running then
+    notify("an install is already running", vim.log.levels.WARN)
+    return nil
+  end
+  running = true
+  local started, result = vim.uv.hrtime(), nil
+  append_log(M.log_path(), ("\n== %s :PiEvents install\n"):format(os.date("%Y-%m-%d %H:%M:%S")))
+  steps(sync, function(ok, msg, version)
+    running = false
+    local seconds = (vim.uv.hrtime() - started) / 1e9
+    local path = ok and server.venv_bin(server.exe) or nil
+    result = { ok = ok, message = msg, version = version, path = path, seconds = seconds }
+    if ok then
+      notify(("%s (%.1f s)"):format(msg, seconds))
+      require("pi_events").after_install()
+    else
+      notify(("install failed: %s\nfull log: %s"):format(msg, M.log_path()), vim.log.levels.ERROR)
+    end
+    vim.api.nvim_exec_autocmds("User", { pattern = "PiEventsInstalled", data = result })
+    if opts.on_done then
+      opts.on_done(result)
+    end
+  end)
+  return result
+end
+
+return M
