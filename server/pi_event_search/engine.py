@@ -15,6 +15,8 @@ from pi_event_search.authz import Scope
 from pi_event_search.discovery import SessionDir, default_dirs
 from pi_event_search.errors import EngineError
 from pi_event_search.eventref import Ref
+from pi_event_search.filehistory import History, file_history
+from pi_event_search.lineorigin import line_origin
 from pi_event_search.reader import read_event
 from pi_event_search.search import Filters, Page, search
 from pi_event_search.status import status
@@ -85,6 +87,13 @@ class Engine:
 
     def status(self, scope: Scope | None) -> dict[str, Any]:
         return status(self.reader(), self.index_path, self.dirs, scope)
+
+    def file_history(self, path: str, scope: Scope, *, limit: int = 50,
+                     cursor: str | None = None) -> History:
+        return file_history(self.reader(), path, scope, limit=limit, cursor=cursor)
+
+    def line_origin(self, path: str, line_text: str, scope: Scope) -> dict[str, Any]:
+        return line_origin(self.reader(), path, line_text, scope)
 
     def close(self) -> None:
         self.conn.close()

@@ -21,6 +21,7 @@ from pi_event_search.params import (
     BadParams,
     current_session,
     event_ref,
+    file_params,
     read_params,
     search_params,
 )
@@ -133,6 +134,23 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
         report = await ls.index_now()
         return {"changedSessions": report.changed_sessions, "generation": report.generation}
 
+    @ls.feature("piEvents/fileHistory")
+    @errors
+    async def file_history(ls: PiEventServer, params: Any) -> dict[str, Any]:
+        p = file_params(params)
+        found = await ls.run_blocking(ls.require_engine().file_history, p.path,
+                                      ls.scope(p.current), limit=p.limit, cursor=p.cursor)
+        return {"hits": found.hits, "nextCursor": found.next_cursor,
+                "counts": {"changed": found.changed, "read": found.read}}
+
+    @ls.feature("piEvents/lineOrigin")
+    @errors
+    async def line_origin(ls: PiEventServer, params: Any) -> dict[str, Any]:
+        p = file_params(params, line=True)
+        text = _line_text(ls, p.uri, p.line)
+        return await ls.run_blocking(ls.require_engine().line_origin, p.path, text,
+                                     ls.scope(p.current))
+
     @ls.feature(t.TEXT_DOCUMENT_HOVER)
     async def hover(ls: PiEventServer, params: t.HoverParams) -> t.Hover | None:
         found = await _read_at(ls, params.text_document.uri, params.position)
@@ -168,6 +186,17 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
 
 def _range(line: int, start: int, end: int) -> ServerTextRange:
     return ServerTextRange(ServerTextPosition(line, start), ServerTextPosition(line, end))
+
+
+def _line_text(ls: PiEventServer, uri: str, line: int) -> str:
+    """The line as the editor has it (an open document), else as the file on disk holds it."""
+    try:
+        lines = ls.workspace.get_text_document(uri).lines
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadParams(f"cannot read {uri}: {exc}") from exc
+    if line >= len(lines):
+        raise BadParams(f"line {line} is past the end of {uri} ({len(lines)} lines)")
+    return lines[line]
 
 
 def _ref_at(ls: PiEventServer, uri: str, pos: t.Position) -> tuple[Ref, t.Range] | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from pi_event_search.errors import EngineError
 from pi_event_search.eventref import Ref
@@ -131,3 +132,29 @@ def read_params(params: Any) -> ReadParams:
     return ReadParams(event_ref(d), _str(d, "fragment"), _int(d, "offset", 0, 0, 1 << 40),
                       _int(d, "length", 4000, 1, 100_000), _int(d, "before", 1, 0, 50),
                       _int(d, "after", 1, 0, 50), order, current_session(d))
+
+
+@dataclass(slots=True)
+class FileParams:
+    uri: str
+    path: str
+    line: int
+    limit: int
+    cursor: str | None
+    current: tuple[str, str | None] | None = None
+
+
+def file_params(params: Any, *, line: bool = False) -> FileParams:
+    """piEvents/fileHistory {uri, limit?, cursor?} and piEvents/lineOrigin {uri, line}."""
+    d = _obj(params)
+    uri = _str(d, "uri")
+    if not uri:
+        raise BadParams("uri is required (a file:// URI)")
+    parsed = urlparse(uri)
+    path = unquote(parsed.path)
+    if parsed.scheme != "file" or not path.startswith("/"):
+        raise BadParams(f"uri must be an absolute file:// URI, not {uri[:200]!r}")
+    if line and "line" not in d:
+        raise BadParams("line is required (0-based)")
+    return FileParams(uri, path, _int(d, "line", 0, 0, 1 << 31), _int(d, "limit", 50, 1, 200),
+                      _str(d, "cursor"), current_session(d))

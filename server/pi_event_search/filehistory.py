@@ -1,0 +1,126 @@
+"""A file's Pi history: the visible events with evidence that they changed or read it. Changes
+come before reads, newest first within each; an event that did both is listed once, as a change.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import posixpath
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from pi_event_search import store
+from pi_event_search.authz import Scope
+from pi_event_search.filerefs import EVENT_COLUMNS, TargetFile, file_hit, named, target_file
+from pi_event_search.search import StaleCursor
+from pi_event_search.tools import FILE_CHANGE_TOOLS, FILE_READ_TOOLS
+
+MAX_LIMIT = 200
+PATH_KEYS = ("path: ", "file_path: ")  # how tools.normalize_arguments prints a path argument
+
+
+@dataclass(slots=True)
+class History:
+    hits: list[dict[str, Any]]
+    next_cursor: str | None
+    changed: int
+    read: int
+
+
+def file_history(conn: sqlite3.Connection, path: str, scope: Scope, *, limit: int = 50,
+                 cursor: str | None = None) -> History:
+    target = target_file(conn, path)
+    if target is None:
+        return History([], None, 0, 0)
+    limit = max(1, min(limit, MAX_LIMIT))
+    key = _key(target.path, scope)
+    gen = store.generation(conn)
+    offset = _decode(cursor, key, gen) if cursor else 0
+    where, params = _where(target, scope)
+    cur = conn.execute(
+        f"SELECT {EVENT_COLUMNS}, max(r.op = 'changed') AS changed, "
+        "group_concat(r.op || ' ' || r.label) AS tags FROM file_refs r "
+        "JOIN events e ON e.eid = r.eid JOIN sessions s ON s.sid = e.sid "
+        f"WHERE {where} GROUP BY e.eid ORDER BY changed DESC, e.ts_ms DESC, e.eid DESC "
+        "LIMIT ? OFFSET ?", [*params, limit + 1, offset])
+    rows = named(cur)
+    hits = [_hit(conn, scope, target, row, offset + i) for i, row in enumerate(rows[:limit])]
+    changed, total = conn.execute(
+        "SELECT coalesce(sum(changed), 0), count(*) FROM (SELECT max(r.op = 'changed') AS changed "
+        "FROM file_refs r JOIN events e ON e.eid = r.eid JOIN sessions s ON s.sid = e.sid "
+        f"WHERE {where} GROUP BY e.eid)", params).fetchone()
+    more = len(rows) > limit
+    return History(hits, _encode(key, gen, offset + limit) if more else None, changed,
+                   total - changed)
+
+
+def _where(target: TargetFile, scope: Scope) -> tuple[str, list[Any]]:
+    paths, path_params = target.sql("r.path")
+    auth, auth_params = scope.event_sql(None)
+    return f"{paths} AND {auth}", [*path_params, *auth_params]
+
+
+def _hit(conn: sqlite3.Connection, scope: Scope, target: TargetFile, row: dict[str, Any],
+         rank: int) -> dict[str, Any]:
+    op = "changed" if row["changed"] else "read"
+    tags = set(row["tags"].split(","))
+    label = "recorded" if f"{op} recorded" in tags else "derived"
+    frag_id, kind, text, mark = _evidence(conn, target, row, op, label)
+    return file_hit(conn, scope, row, fragment_id=frag_id, kind=kind, text=text, mark=mark,
+                    relation=f"file-{op}", label=label, score=1.0 / (1 + rank))
+
+
+def _evidence(conn: sqlite3.Connection, target: TargetFile, row: dict[str, Any], op: str,
+              label: str) -> tuple[str, str, str, str]:
+    """The fragment that shows the evidence: the tool call naming the file, else a summary, else
+    the event's first fragment. Also the text to mark in its snippet."""
+    frags = conn.execute("SELECT frag, kind, text, meta FROM fragments WHERE eid = ? ORDER BY fid",
+                         (row["eid"],)).fetchall()
+    tools = FILE_CHANGE_TOOLS if op == "changed" else FILE_READ_TOOLS
+    base = posixpath.basename(target.path)
+    if label == "derived":
+        for frag_id, kind, stored, meta in frags:
+            if kind != "tool.call" or meta not in tools:
+                continue
+            text = store.unpack(stored)
+            raw = _path_argument(text)
+            if raw is not None and target.holds(raw, row["cwd"]):
+                return frag_id, kind, text, raw
+    for frag_id, kind, stored, _ in frags:
+        if kind.startswith("summary.") or label == "derived":
+            return frag_id, kind, store.unpack(stored), base
+    return row["entry_type"], row["entry_type"], "", base
+
+
+def _path_argument(text: str) -> str | None:
+    for line in text.split("\n", 8)[1:8]:
+        for key in PATH_KEYS:
+            if line.startswith(key):
+                return line[len(key):]
+    return None
+
+
+def _key(path: str, scope: Scope) -> str:
+    blob = orjson.dumps([path, scope.roots, scope.current_session, scope.cutoff])
+    return hashlib.blake2b(blob, digest_size=8).hexdigest()
+
+
+def _encode(key: str, gen: int, offset: int) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps({"k": key, "g": gen, "o": offset})).decode()
+
+
+def _decode(cursor: str, key: str, gen: int) -> int:
+    try:
+        data = orjson.loads(base64.urlsafe_b64decode(cursor.encode()))
+        offset, same, fresh = int(data["o"]), data["k"] == key, int(data["g"]) == gen
+    except (ValueError, KeyError, TypeError) as exc:
+        raise StaleCursor("not a cursor issued by this server") from exc
+    if not same:
+        raise StaleCursor("the cursor belongs to another file")
+    if not fresh:
+        raise StaleCursor("the index changed since this cursor was issued; ask again")
+    return offset
