@@ -1,0 +1,215 @@
+/**
+ * What the model reads: compact text, one short block per hit or node, bounded by a character
+ * budget, always saying what was left out and how to get it. Pure functions (unit-tested).
+ */
+import type { Fragment, Hit, Node, ReadResult, SearchResult, TraceResult, VisibleNode } from "./protocol.ts";
+import { isVisible } from "./protocol.ts";
+
+export const OPEN = "«";
+export const CLOSE = "»";
+const PREVIEW_CHARS = 100;
+
+/** Wrap the matched spans ([start, end) in code points) in « ». */
+export function markMatches(snippet: string, matches: readonly [number, number][] | undefined): string {
+	if (!matches?.length) return snippet;
+	const chars = Array.from(snippet);
+	const spans = [...matches].filter(([s, e]) => s >= 0 && e > s && e <= chars.length).sort((a, b) => a[0] - b[0]);
+	let out = "";
+	let pos = 0;
+	for (const [s, e] of spans) {
+		if (s < pos) continue; // overlapping spans: keep the first
+		out += chars.slice(pos, s).join("") + OPEN + chars.slice(s, e).join("") + CLOSE;
+		pos = e;
+	}
+	return out + chars.slice(pos).join("");
+}
+
+/** 2026-05-01T10:00:09.020Z -> 2026-05-01 10:00:09Z */
+export function shortTime(ts: string | null | undefined): string {
+	if (!ts) return "time unknown";
+	const m = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:?\d\d)?$/.exec(ts);
+	return m ? `${m[1]} ${m[2]}${m[3] ?? ""}` : ts;
+}
+
+function clip(text: string, max: number): string {
+	const oneLine = text.replace(/\s+/g, " ").trim();
+	const chars = Array.from(oneLine);
+	return chars.length <= max ? oneLine : `${chars.slice(0, max - 1).join("")}…`;
+}
+
+function what(kind: string | null | undefined, tool: string | null | undefined, isError: boolean | null | undefined): string {
+	return [kind ?? "event", tool ?? "", isError ? "error" : ""].filter(Boolean).join(" ");
+}
+
+const SELECTION: Record<string, string> = {
+	direct: "in context",
+	summarized: "summarized by a compaction",
+	"not-selected": "not in context",
+	"not-applicable": "",
+	unknown: "context unknown",
+};
+
+/** "selected branch, in context" / "alternate branch (abandoned), not in context" */
+export function treeState(branch: string | undefined, selection: string | undefined): string {
+	const b = branch === "alternate" ? "alternate branch (abandoned)" : branch === "selected" ? "selected branch" : "branch unknown";
+	const s = selection ? (SELECTION[selection] ?? selection) : "";
+	return s ? `${b}, ${s}` : b;
+}
+
+function where(name: string | null | undefined, cwd: string | null | undefined): string {
+	return name ? `session "${clip(name, 60)}"` : cwd ? `in ${cwd}` : "session unnamed";
+}
+
+export function hitBlock(hit: Hit, n: number): string {
+	return [
+		`[${n}] ${hit.ref} · ${what(hit.kind, hit.toolName, hit.isError)} · ${shortTime(hit.timestamp)}`,
+		`    ${where(hit.sessionName, hit.cwd)} · ${treeState(hit.branchState, hit.selectionState)}`,
+		`    ${markMatches(hit.snippet, hit.matches)}`,
+	].join("\n");
+}
+
+export interface SearchView {
+	query: string;
+	maxChars: number;
+	/** The authorization root the server applied. */
+	root: string;
+	/** The search named the current session (only entries before this call are eligible). */
+	currentSession: boolean;
+	stillIndexing?: boolean;
+}
+
+export interface Formatted {
+	text: string;
+	/** How many hits / parts made it into the text. */
+	shown: number;
+	/** Something was left out to stay within the budget. */
+	cut: boolean;
+}
+
+export function formatSearch(result: SearchResult, view: SearchView): Formatted {
+	const scope = view.currentSession ? "the current session, before this call" : `sessions of ${view.root}, current session excluded`;
+	const note = view.stillIndexing ? "\n(The index is still being built: results may be incomplete.)" : "";
+	if (result.hits.length === 0) {
+		return { text: `No events match ${JSON.stringify(view.query)} (${scope}).${note}`, shown: 0, cut: false };
+	}
+	const blocks: string[] = [];
+	const reserve = 240; // header and footer
+	let used = 0;
+	for (const [i, hit] of result.hits.entries()) {
+		const block = hitBlock(hit, i + 1);
+		if (blocks.length > 0 && used + block.length + 1 > view.maxChars - reserve) break;
+		blocks.push(block);
+		used += block.length + 1;
+	}
+	const hidden = result.hits.length - blocks.length;
+	const head = `${blocks.length} hit${blocks.length === 1 ? "" : "s"} for ${JSON.stringify(view.query)} (${scope}):`;
+	const tail: string[] = [];
+	if (hidden > 0) tail.push(`${hidden} more hit${hidden === 1 ? "" : "s"} not shown, to stay within ${view.maxChars} characters: narrow the query or lower limit.`);
+	if (result.nextCursor) tail.push("More hits exist beyond these: narrow the query or add filters (kinds, tool, since, until, sessionId, file).");
+	const text = [head, ...blocks, ...tail].join("\n") + note;
+	return { text, shown: blocks.length, cut: hidden > 0 };
+}
+
+export function nodeLine(node: Node | null | undefined): string {
+	if (!node) return "none";
+	if (!isVisible(node)) return "(in a session you may not see)";
+	const v: VisibleNode = node;
+	const preview = v.preview ? ` · "${clip(v.preview, PREVIEW_CHARS)}"` : "";
+	const branch = v.branchState && v.branchState !== "selected" ? ` · ${v.branchState}` : "";
+	return `${v.ref} · ${v.kind ?? v.entryType ?? "event"}${branch}${preview}`;
+}
+
+function nodeList(label: string, nodes: Node[] | undefined): string[] {
+	if (!nodes?.length) return [];
+	return [`${label}:`, ...nodes.map((n) => `  ${nodeLine(n)}`)];
+}
+
+function omittedLine(o: { field: string; reason: string; mimeType?: string; bytes?: number }): string {
+	const size = o.bytes !== undefined ? `${o.bytes} bytes` : "";
+	return `  ${o.field}: ${o.reason}${o.mimeType ? ` ${o.mimeType}` : ""}${size ? `, ${size}` : ""}`;
+}
+
+/** A fragment's text cut to `room` characters; the cut is reported with how to continue. */
+function fragmentPart(f: Fragment, room: number): { text: string; cutAt?: number } {
+	const chars = Array.from(f.text);
+	const end = f.offset + chars.length;
+	const head = `[${f.fragmentId}] characters ${f.offset}-${end} of ${f.totalLength}`;
+	if (chars.length <= room) return { text: `${head}\n${f.text}` };
+	const keep = Math.max(0, room);
+	return { text: `${head}\n${chars.slice(0, keep).join("")}`, cutAt: f.offset + keep };
+}
+
+export function formatRead(result: ReadResult, maxChars: number): Formatted {
+	const e = result.event;
+	const head = [
+		`${e.ref} · ${what(e.kinds?.join("+") || e.entryType, e.toolName, e.isError)} · ${shortTime(e.timestamp)}`,
+		`${where(e.sessionName, e.cwd)} · ${treeState(e.branchState, e.selectionState)} · role ${e.role ?? e.entryType ?? "?"}`,
+		`parent ${e.parentId ? `pi-event:${e.sessionId}/${e.parentId}` : "none (a root)"} · source ${result.source.path}:${result.source.line}`,
+	];
+	const n = result.neighbours;
+	const around = [
+		...nodeList(`before (${n.order} order)`, n.before),
+		...nodeList(`after (${n.order} order)`, n.after),
+		...nodeList(n.stoppedAtFork ? "stopped at a fork; candidate children" : "alternatives (other children on the way)", n.alternatives),
+	];
+	const omitted = result.omitted.filter((o) => o.reason !== "window").map(omittedLine);
+	const fixed = [...head, ...around, ...omitted].join("\n").length + 200;
+	let room = maxChars - fixed;
+	const parts: string[] = [];
+	const continued: string[] = [];
+	let shown = 0;
+	for (const f of result.fragments) {
+		const part = fragmentPart(f, Math.max(room, 0));
+		room -= part.text.length;
+		parts.push(part.text);
+		shown += 1;
+		const stop = part.cutAt ?? (f.truncated && f.offset + Array.from(f.text).length < f.totalLength ? f.offset + Array.from(f.text).length : undefined);
+		if (stop !== undefined && stop < f.totalLength) {
+			continued.push(`  ${f.fragmentId}: characters ${stop}-${f.totalLength} (continue with fragment="${f.fragmentId}" offset=${stop})`);
+		}
+	}
+	if (result.fragments.length === 0) parts.push("(no text content)");
+	const omittedAll = [...continued, ...omitted];
+	const lines = [...head, ...parts, ...(omittedAll.length ? ["omitted:", ...omittedAll] : []), ...around];
+	return { text: lines.join("\n"), shown, cut: continued.length > 0 };
+}
+
+const TOWARD: Record<string, string> = {
+	self: "this event is the materialized leaf",
+	child: "continue with the child",
+	parent: "this event is off the selected branch; go back through the parent",
+};
+
+export function formatTrace(result: TraceResult, maxChars: number): Formatted {
+	const lines: string[] = [`trace ${nodeLine(result.event)}`];
+	if (isVisible(result.event)) lines.push(`  ${treeState(result.event.branchState, undefined)} · ${shortTime(result.event.timestamp)}`);
+	lines.push(`parent: ${result.parent ? nodeLine(result.parent) : "none (a root)"}`);
+	lines.push(...(result.children.length ? nodeList(`children (${result.children.length})`, result.children) : ["children: none"]));
+	lines.push(...(result.siblings.length ? nodeList(`siblings (${result.siblings.length}, derived: same parent)`, result.siblings) : ["siblings: none"]));
+	const toward = result.towardLeaf ? `${TOWARD[result.towardLeaf] ?? result.towardLeaf}${result.towardLeafRef && result.towardLeaf !== "self" ? ` ${result.towardLeafRef}` : ""}` : "unknown (not on a resolved branch)";
+	lines.push(`toward leaf: ${toward}`);
+	const other = result.relations.filter((r) => !["parent", "child", "sibling"].includes(r.type) && !r.type.startsWith("file-"));
+	for (const r of other) lines.push(`relation ${r.type} (${r.direction === "out" ? "to" : "from"}, ${r.label}): ${r.node ? nodeLine(r.node) : (r.path ?? "")}`);
+	for (const f of result.files) lines.push(`file ${f.op}: ${f.path} (${f.label})`);
+	for (const l of result.lineage) {
+		if (l.masked) lines.push(`${l.relation}: (a session you may not see)`);
+		else if (l.indexed === false) lines.push(`${l.relation}: ${l.path} (not indexed)`);
+		else lines.push(`${l.relation}: session ${l.sessionId}${l.forkAnchor && isVisible(l.forkAnchor) ? ` · fork anchor ${l.forkAnchor.ref}` : ""}`);
+	}
+	if (result.labels.length) lines.push(`labels: ${result.labels.join(", ")}`);
+	return bound(lines, maxChars);
+}
+
+/** Keep whole lines within the budget; say how many were dropped. */
+export function bound(lines: string[], maxChars: number): Formatted {
+	const kept: string[] = [];
+	let used = 0;
+	for (const line of lines) {
+		if (kept.length > 0 && used + line.length + 1 > maxChars - 80) break;
+		kept.push(line);
+		used += line.length + 1;
+	}
+	const dropped = lines.length - kept.length;
+	if (dropped > 0) kept.push(`… ${dropped} more line${dropped === 1 ? "" : "s"} not shown, to stay within ${maxChars} characters.`);
+	return { text: kept.join("\n"), shown: kept.length, cut: dropped > 0 };
+}

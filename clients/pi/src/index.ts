@@ -1,0 +1,88 @@
+/**
+ * Pi extension: event_search, event_read and event_trace over the earlier Pi sessions of this
+ * project, answered by one `pi-event-search serve` per Pi process (docs/protocol.md).
+ */
+import { type ExtensionAPI, getAgentDir } from "@mariozechner/pi-coding-agent";
+import { ReadSchema, SEARCH_LIMIT, SearchSchema, TraceSchema } from "./params.ts";
+import { renderCall, renderResult } from "./render.ts";
+import { EventServer } from "./server.ts";
+import { loadSettings, type Settings } from "./settings.ts";
+import { type Runtime, runRead, runSearch, runTrace } from "./tools.ts";
+
+const GUIDELINES = [
+	"Use event_search to find what happened in earlier Pi sessions of this project: commands that were run, errors and their fixes, decisions, files touched, branches that were abandoned. It searches recorded history, not the code.",
+	"Search with a few distinctive terms or a \"quoted phrase\"; add kinds, tool, errors or since to narrow. The current session is left out unless you name it with sessionId.",
+	"Then use event_read on a hit's ref for the exact content and its neighbours, and event_trace to see the branch around it (parent, children, abandoned siblings). Quote refs (pi-event:...) when you report what you found.",
+];
+
+export default function (pi: ExtensionAPI): void {
+	let settings: Settings | undefined;
+	let settingsCwd: string | undefined;
+	let server: EventServer | undefined;
+
+	const rt: Runtime = {
+		settings(cwd) {
+			if (!settings || settingsCwd !== cwd) {
+				settings = loadSettings(getAgentDir(), cwd);
+				settingsCwd = cwd;
+				for (const w of settings.warnings) console.error(`pi-event-search: ${w}`);
+			}
+			return settings;
+		},
+		server(cwd) {
+			server ??= new EventServer(rt.settings(cwd));
+			return server;
+		},
+	};
+
+	pi.registerTool({
+		name: "event_search",
+		label: "Event search",
+		description: `Full-text search over the recorded events (prompts, answers, tool calls and results, bash runs, summaries) of earlier Pi sessions of this project. Returns up to ${SEARCH_LIMIT.max} hits (default ${SEARCH_LIMIT.default}), each with a ref, kind, time, session, branch state and a snippet with matches in «». The current session is excluded unless sessionId names it; then only what was written before this call is searched.`,
+		promptSnippet: "Search earlier Pi sessions of this project for commands, errors, decisions and abandoned branches",
+		promptGuidelines: GUIDELINES,
+		parameters: SearchSchema,
+		executionMode: "parallel",
+		execute: (id, args, signal, _onUpdate, ctx) => runSearch(rt, id, args, signal, ctx),
+		renderCall: renderCall("event_search"),
+		renderResult,
+	});
+
+	pi.registerTool({
+		name: "event_read",
+		label: "Event read",
+		description: "Read one recorded event exactly (from the session file), with its neighbours in append or branch order. Long text is windowed: the answer says what was omitted and the offset to continue with.",
+		promptSnippet: "Read one event found by event_search, exactly, with its neighbours",
+		parameters: ReadSchema,
+		executionMode: "parallel",
+		execute: (id, args, signal, _onUpdate, ctx) => runRead(rt, id, args, signal, ctx),
+		renderCall: renderCall("event_read"),
+		renderResult,
+	});
+
+	pi.registerTool({
+		name: "event_trace",
+		label: "Event trace",
+		description: "The session tree around one recorded event: its parent, children, siblings (other branches from the same parent), the way toward the branch's leaf, and related events (the call of a tool result, labels, compactions, files, parent and child sessions), each with a ref.",
+		promptSnippet: "Show the branch around an event: parent, children, abandoned siblings",
+		parameters: TraceSchema,
+		executionMode: "parallel",
+		execute: (id, args, signal, _onUpdate, ctx) => runTrace(rt, id, args, signal, ctx),
+		renderCall: renderCall("event_trace"),
+		renderResult,
+	});
+
+	// With a tool_call handler registered, Pi writes its queued entries before a tool runs: the
+	// entry holding the call (the cutoff) is then on disk when execute starts.
+	pi.on("tool_call", async () => undefined);
+
+	// Freshness without delaying Pi: ask for a refresh, never await it here.
+	pi.on("turn_end", async () => server?.refreshSoon());
+	pi.on("agent_end", async () => server?.refreshSoon());
+
+	pi.on("session_shutdown", async () => {
+		const s = server;
+		server = undefined;
+		await s?.stop();
+	});
+}

@@ -1,0 +1,249 @@
+/**
+ * One long-lived `pi-event-search serve` per Pi process: found on PATH (or named by
+ * $PI_EVENT_SEARCH_SERVER / the eventSearch.server setting), started on first use, initialized with
+ * the caller's authorization root, refreshed without delaying Pi, stopped on session_shutdown.
+ * A server that is missing, crashes or does not answer becomes an error that says what to do;
+ * nothing here waits without a bound.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { delimiter, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { RpcAborted, RpcClosed, RpcConnection, RpcTimeout } from "./rpc.ts";
+import type { Settings } from "./settings.ts";
+import { SERVER_ENV } from "./settings.ts";
+
+export const INSTALL_HINT =
+	"Install it (from a checkout of pi-event-search: ./scripts/install-and-search, which links " +
+	"~/.local/bin/pi-event-search; or `pip install pi-event-search`), make sure `pi-event-search` is on " +
+	`PATH, or point $${SERVER_ENV} or the eventSearch.server setting in ~/.pi/agent/settings.json at it.`;
+
+/** The server cannot be used: not installed, failed to start, or died. */
+export class ServerUnavailable extends Error {}
+
+export function findOnPath(name: string, pathVar = process.env.PATH ?? ""): string | undefined {
+	for (const dir of pathVar.split(delimiter)) {
+		if (!dir) continue;
+		const candidate = join(dir, name);
+		try {
+			accessSync(candidate, constants.X_OK);
+			return candidate;
+		} catch {
+			// not here
+		}
+	}
+	return undefined;
+}
+
+/** The argv to run: the configured command (with `serve` added when it lacks it), else PATH. */
+export function serverArgv(settings: Settings, pathVar?: string): string[] {
+	if (settings.server) {
+		return settings.server.includes("serve") ? settings.server : [...settings.server, "serve"];
+	}
+	const found = findOnPath("pi-event-search", pathVar);
+	if (!found) throw new ServerUnavailable(`pi-event-search is not installed: no \`pi-event-search\` on PATH. ${INSTALL_HINT}`);
+	return [found, "serve"];
+}
+
+const STOP_MS = 2000;
+
+export class EventServer {
+	private child: ChildProcessWithoutNullStreams | undefined;
+	private conn: RpcConnection | undefined;
+	/** The connection once initialized and through its first index pass. */
+	private ready: RpcConnection | undefined;
+	private starting: Promise<RpcConnection> | undefined;
+	private roots: string[] = [];
+	private refreshing: Promise<void> | undefined;
+	private refreshAgain = false;
+	private stderrTail = "";
+	/** Set when the first index pass did not finish within startTimeoutMs. */
+	stillIndexing = false;
+
+	constructor(private readonly settings: Settings) {}
+
+	get running(): boolean {
+		return this.ready !== undefined && !this.ready.closed;
+	}
+
+	/** The connection, starting the server on first use (or after it died). */
+	async connection(roots: string[], signal?: AbortSignal): Promise<RpcConnection> {
+		if (this.ready && !this.ready.closed) {
+			if (roots.join("\0") !== this.roots.join("\0")) this.changeRoots(roots);
+			return this.ready;
+		}
+		this.starting ??= this.start(roots).finally(() => {
+			this.starting = undefined;
+		});
+		return abortable(this.starting, signal);
+	}
+
+	async request<T>(method: string, params: unknown, roots: string[], signal?: AbortSignal): Promise<T> {
+		const conn = await this.connection(roots, signal);
+		try {
+			return await conn.request<T>(method, params, { timeoutMs: this.settings.timeoutMs, signal });
+		} catch (err) {
+			throw this.explain(err);
+		}
+	}
+
+	/** Bring the index up to date with what is on disk now, and wait for it (bounded). */
+	async refreshNow(roots: string[], signal?: AbortSignal): Promise<void> {
+		await this.request("piEvents/reindex", {}, roots, signal);
+	}
+
+	/** Ask for a refresh without waiting (turn_end, agent_end): one at a time, coalesced. */
+	refreshSoon(): void {
+		if (!this.running) return;
+		if (this.refreshing) {
+			this.refreshAgain = true;
+			return;
+		}
+		const conn = this.ready as RpcConnection;
+		this.refreshing = conn
+			.request("piEvents/reindex", {}, { timeoutMs: this.settings.startTimeoutMs })
+			.then(
+				() => undefined,
+				() => undefined, // a failed background refresh is retried by the next call
+			)
+			.finally(() => {
+				this.refreshing = undefined;
+				if (this.refreshAgain) {
+					this.refreshAgain = false;
+					this.refreshSoon();
+				}
+			});
+	}
+
+	/** Wait for a background refresh in flight, if any (bounded by the request timeout). */
+	async settled(signal?: AbortSignal): Promise<void> {
+		if (!this.refreshing) return;
+		let timer: NodeJS.Timeout | undefined;
+		const timeout = new Promise<void>((resolve) => {
+			timer = setTimeout(resolve, this.settings.timeoutMs);
+		});
+		try {
+			await abortable(Promise.race([this.refreshing, timeout]), signal);
+		} finally {
+			clearTimeout(timer);
+		}
+	}
+
+	async stop(): Promise<void> {
+		const child = this.child;
+		const conn = this.conn;
+		this.child = undefined;
+		this.conn = undefined;
+		this.ready = undefined;
+		if (!child) return;
+		if (conn && !conn.closed) {
+			try {
+				await conn.request("shutdown", null, { timeoutMs: STOP_MS });
+				conn.notify("exit", null);
+			} catch {
+				// it is going away either way
+			}
+			conn.close("stopped");
+		}
+		if (child.exitCode === null && child.signalCode === null) {
+			const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+			const timer = setTimeout(() => child.kill("SIGKILL"), STOP_MS);
+			child.stdin.end();
+			await Promise.race([exited, new Promise((r) => setTimeout(r, STOP_MS + 500))]);
+			clearTimeout(timer);
+		}
+	}
+
+	private async start(roots: string[]): Promise<RpcConnection> {
+		const argv = serverArgv(this.settings);
+		const child = spawn(argv[0] as string, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env: process.env });
+		const conn = new RpcConnection(child.stdout, child.stdin);
+		this.child = child;
+		this.conn = conn;
+		this.stderrTail = "";
+		child.stderr.on("data", (chunk: Buffer) => {
+			this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-2000);
+		});
+		child.on("error", (err) => conn.close(`cannot run \`${argv.join(" ")}\` (${this.settings.serverOrigin}): ${err.message}`));
+		child.on("exit", (code, sig) => conn.close(`\`${argv.join(" ")}\` exited (${sig ?? `code ${code}`})`));
+		// A server left behind must never keep Pi alive or outlive it.
+		child.unref();
+		process.once("exit", () => child.kill());
+		const timeoutMs = this.settings.startTimeoutMs;
+		try {
+			await conn.request("initialize", initializeParams(roots, this.settings), { timeoutMs });
+			conn.notify("initialized", {});
+			this.roots = roots;
+		} catch (err) {
+			void this.stop();
+			throw this.explain(err, true);
+		}
+		try {
+			// The first pass of the index (the server starts it after `initialized`): wait for it, so
+			// the first search sees every session already on disk.
+			await conn.request("piEvents/reindex", {}, { timeoutMs });
+			this.stillIndexing = false;
+		} catch (err) {
+			if (!(err instanceof RpcTimeout)) throw this.explain(err, true);
+			this.stillIndexing = true;
+		}
+		this.ready = conn;
+		return conn;
+	}
+
+	private changeRoots(roots: string[]): void {
+		this.roots = roots;
+		this.conn?.notify("workspace/didChangeConfiguration", { settings: { piEvents: { roots } } });
+	}
+
+	/** Errors as the model should read them: what failed and what to do. */
+	private explain(err: unknown, starting = false): Error {
+		if (err instanceof ServerUnavailable || err instanceof RpcAborted) return err;
+		const tail = this.stderrTail.trim().split("\n").slice(-3).join(" | ");
+		if (err instanceof RpcClosed) {
+			const what = starting ? "pi-event-search could not be started" : "the pi-event-search server stopped";
+			return new ServerUnavailable(`${what}: ${err.message}${tail ? ` (stderr: ${tail})` : ""}. ${INSTALL_HINT}`);
+		}
+		if (err instanceof RpcTimeout && starting) {
+			return new ServerUnavailable(`pi-event-search did not answer: ${err.message}. ${INSTALL_HINT}`);
+		}
+		return err instanceof Error ? err : new Error(String(err));
+	}
+}
+
+export function initializeParams(roots: string[], settings: Settings): object {
+	const folders = roots.map((r) => ({ uri: pathToFileURL(r).href, name: r }));
+	return {
+		processId: process.pid,
+		clientInfo: { name: "pi-event-search-pi", version: "0.1.0" },
+		rootUri: folders[0]?.uri ?? null,
+		workspaceFolders: folders,
+		capabilities: { window: { workDoneProgress: false } },
+		initializationOptions: {
+			roots,
+			watch: true,
+			...(settings.indexPath ? { indexPath: settings.indexPath } : {}),
+			...(settings.sessionDirs ? { sessionDirs: settings.sessionDirs } : {}),
+		},
+	};
+}
+
+/** The promise, or an RpcAborted as soon as the signal fires (the promise itself continues). */
+export function abortable<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> {
+	if (!signal) return promise;
+	if (signal.aborted) return Promise.reject(new RpcAborted("cancelled"));
+	return new Promise<T>((resolve, reject) => {
+		const onAbort = (): void => reject(new RpcAborted("cancelled"));
+		signal.addEventListener("abort", onAbort, { once: true });
+		promise.then(
+			(v) => {
+				signal.removeEventListener("abort", onAbort);
+				resolve(v);
+			},
+			(e: unknown) => {
+				signal.removeEventListener("abort", onAbort);
+				reject(e);
+			},
+		);
+	});
+}

@@ -1,0 +1,106 @@
+/**
+ * Settings of the extension: the `eventSearch` object of Pi's settings.json (global, then the
+ * project's `.pi/settings.json`, which wins), and environment variables, which win over both.
+ * A bad value is named in `warnings` and replaced by its default; nothing here throws.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+export interface Settings {
+	/** The server command (argv); undefined = `pi-event-search serve` found on PATH. */
+	server?: string[];
+	/** Where the setting came from, for error messages. */
+	serverOrigin: string;
+	/** Character budget of one tool result's text. */
+	maxChars: number;
+	/** Per-request timeout. */
+	timeoutMs: number;
+	/** How long the first call waits for the server to start and index. */
+	startTimeoutMs: number;
+	indexPath?: string;
+	sessionDirs?: string[];
+	/** Explicit authorization roots (absolute); default: Git worktree root of cwd, else cwd. */
+	roots?: string[];
+	warnings: string[];
+}
+
+export const DEFAULTS = { maxChars: 4000, timeoutMs: 15_000, startTimeoutMs: 60_000 } as const;
+export const SERVER_ENV = "PI_EVENT_SEARCH_SERVER";
+export const MAX_CHARS_ENV = "PI_EVENT_SEARCH_MAX_CHARS";
+
+type Raw = Record<string, unknown>;
+
+function readSection(file: string, warnings: string[]): Raw {
+	let text: string;
+	try {
+		text = readFileSync(file, "utf8");
+	} catch {
+		return {}; // no settings file: nothing to say
+	}
+	try {
+		const parsed: unknown = JSON.parse(text);
+		const section = (parsed as Raw | null)?.eventSearch;
+		if (section === undefined) return {};
+		if (typeof section === "object" && section !== null && !Array.isArray(section)) return section as Raw;
+		warnings.push(`${file}: eventSearch must be an object; ignored`);
+	} catch (err) {
+		warnings.push(`${file}: not JSON (${(err as Error).message}); eventSearch settings ignored`);
+	}
+	return {};
+}
+
+/** A command as argv: a list of strings, or one string split on whitespace. */
+export function commandOf(value: unknown): string[] | undefined {
+	if (typeof value === "string" && value.trim()) return value.trim().split(/\s+/);
+	if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === "string" && v)) return [...(value as string[])];
+	return undefined;
+}
+
+function positive(value: unknown, key: string, fallback: number, warnings: string[]): number {
+	if (value === undefined) return fallback;
+	if (typeof value === "number" && Number.isInteger(value) && value > 0) return value;
+	warnings.push(`eventSearch.${key} must be a positive integer; using ${fallback}`);
+	return fallback;
+}
+
+function paths(value: unknown, key: string, absolute: boolean, warnings: string[]): string[] | undefined {
+	if (value === undefined) return undefined;
+	if (Array.isArray(value) && value.every((v) => typeof v === "string" && v && (!absolute || v.startsWith("/")))) {
+		return [...(value as string[])];
+	}
+	warnings.push(`eventSearch.${key} must be a list of ${absolute ? "absolute " : ""}paths; ignored`);
+	return undefined;
+}
+
+export function loadSettings(agentDir: string, cwd: string, env: NodeJS.ProcessEnv = process.env): Settings {
+	const warnings: string[] = [];
+	const globalFile = join(agentDir, "settings.json");
+	const projectFile = join(cwd, ".pi", "settings.json");
+	const globalRaw = readSection(globalFile, warnings);
+	const projectRaw = readSection(projectFile, warnings);
+	const raw: Raw = { ...globalRaw, ...projectRaw };
+	let server: string[] | undefined;
+	let serverOrigin = "PATH";
+	if (env[SERVER_ENV]?.trim()) {
+		server = commandOf(env[SERVER_ENV]);
+		serverOrigin = `$${SERVER_ENV}`;
+	} else if (raw.server !== undefined) {
+		server = commandOf(raw.server);
+		serverOrigin = `eventSearch.server in ${projectRaw.server !== undefined ? projectFile : globalFile}`;
+		if (!server) warnings.push("eventSearch.server must be a command (string or list of strings); using PATH");
+	}
+	const envChars = env[MAX_CHARS_ENV] ? Number(env[MAX_CHARS_ENV]) : undefined;
+	const indexPath = typeof raw.indexPath === "string" && raw.indexPath ? raw.indexPath : undefined;
+	if (raw.indexPath !== undefined && !indexPath) warnings.push("eventSearch.indexPath must be a path; ignored");
+	return {
+		server,
+		serverOrigin: server ? serverOrigin : "PATH",
+		maxChars: positive(envChars ?? raw.maxChars, "maxChars", DEFAULTS.maxChars, warnings),
+		timeoutMs: positive(raw.timeoutMs, "timeoutMs", DEFAULTS.timeoutMs, warnings),
+		startTimeoutMs: positive(raw.startTimeoutMs, "startTimeoutMs", DEFAULTS.startTimeoutMs, warnings),
+		indexPath,
+		sessionDirs: paths(raw.sessionDirs, "sessionDirs", false, warnings),
+		roots: paths(raw.roots, "roots", true, warnings),
+		warnings,
+	};
+}

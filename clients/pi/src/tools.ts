@@ -1,0 +1,115 @@
+/**
+ * The three tools: who is calling, a fresh enough index, one request, compact text for the model
+ * and the structured answer in `details`. Errors are thrown (Pi marks the result isError) with a
+ * message the model can act on.
+ */
+import { type Caller, callerOf, type SessionView } from "./caller.ts";
+import { formatRead, formatSearch, formatTrace } from "./format.ts";
+import {
+	BadArgument,
+	parseRef,
+	type ReadArgs,
+	readRequest,
+	type SearchArgs,
+	searchRequest,
+	type TraceArgs,
+	traceRequest,
+} from "./params.ts";
+import type { ReadResult, SearchResult, TraceResult } from "./protocol.ts";
+import { ERRORS } from "./protocol.ts";
+import { RpcAborted, RpcError, RpcTimeout } from "./rpc.ts";
+import type { EventServer } from "./server.ts";
+import type { Settings } from "./settings.ts";
+
+interface Common {
+	root: string;
+	currentSession: Caller["current"];
+	cut: boolean;
+}
+
+export type Details =
+	| (Common & { tool: "event_search"; result: SearchResult })
+	| (Common & { tool: "event_read"; result: ReadResult })
+	| (Common & { tool: "event_trace"; result: TraceResult });
+
+export interface ToolContext {
+	cwd: string;
+	sessionManager: SessionView;
+}
+
+export interface Runtime {
+	settings(cwd: string): Settings;
+	server(cwd: string): EventServer;
+}
+
+export interface ToolAnswer {
+	content: { type: "text"; text: string }[];
+	details: Details;
+}
+
+async function ask<T>(rt: Runtime, ctx: ToolContext, caller: Caller, targetsCurrent: boolean, method: string, params: object, signal?: AbortSignal): Promise<T> {
+	const server = rt.server(ctx.cwd);
+	try {
+		await server.connection(caller.roots, signal);
+		// Earlier turns of this session are only searchable once indexed: refresh first when the
+		// call looks into it; otherwise let a background refresh in flight finish.
+		if (targetsCurrent) await server.refreshNow(caller.roots, signal);
+		else await server.settled(signal);
+		return await server.request<T>(method, params, caller.roots, signal);
+	} catch (err) {
+		throw explain(err, rt.settings(ctx.cwd));
+	}
+}
+
+export function explain(err: unknown, settings: Settings): Error {
+	if (err instanceof RpcAborted) return new Error("Cancelled.");
+	if (err instanceof RpcTimeout) return new Error(`pi-event-search did not answer in time (${err.message}); try again, or raise eventSearch.timeoutMs (now ${settings.timeoutMs}).`);
+	if (err instanceof RpcError) {
+		if (err.code === ERRORS.notFound) return new Error(`${err.message}. It does not exist, or it is not visible from this project (the current session is visible only before this call).`);
+		if (err.code === ERRORS.invalidParams) return new Error(`Invalid arguments: ${err.message.replace(/^Invalid params:\s*/, "")}`);
+		return new Error(`pi-event-search: ${err.message}`);
+	}
+	return err instanceof Error ? err : new Error(String(err));
+}
+
+function answer(text: string, details: Details): ToolAnswer {
+	return { content: [{ type: "text", text }], details };
+}
+
+export async function runSearch(rt: Runtime, toolCallId: string, args: SearchArgs, signal: AbortSignal | undefined, ctx: ToolContext): Promise<ToolAnswer> {
+	const settings = rt.settings(ctx.cwd);
+	const caller = callerOf(ctx.cwd, ctx.sessionManager, toolCallId, settings.roots);
+	const targetsCurrent = args.sessionId === caller.current.sessionId;
+	const result = await ask<SearchResult>(rt, ctx, caller, targetsCurrent, "piEvents/search", searchRequest(args, caller.current), signal);
+	const view = { query: args.query, maxChars: settings.maxChars, root: caller.roots.join(", "), currentSession: targetsCurrent, stillIndexing: rt.server(ctx.cwd).stillIndexing };
+	const out = formatSearch(result, view);
+	return answer(out.text, { tool: "event_search", result, root: view.root, currentSession: caller.current, cut: out.cut });
+}
+
+export async function runRead(rt: Runtime, toolCallId: string, args: ReadArgs, signal: AbortSignal | undefined, ctx: ToolContext): Promise<ToolAnswer> {
+	const settings = rt.settings(ctx.cwd);
+	const caller = callerOf(ctx.cwd, ctx.sessionManager, toolCallId, settings.roots);
+	const ref = checked(() => parseRef(args.ref));
+	const params = readRequest(args, caller.current, settings.maxChars);
+	const result = await ask<ReadResult>(rt, ctx, caller, ref.sessionId === caller.current.sessionId, "piEvents/read", params, signal);
+	const out = formatRead(result, settings.maxChars);
+	return answer(out.text, { tool: "event_read", result, root: caller.roots.join(", "), currentSession: caller.current, cut: out.cut });
+}
+
+export async function runTrace(rt: Runtime, toolCallId: string, args: TraceArgs, signal: AbortSignal | undefined, ctx: ToolContext): Promise<ToolAnswer> {
+	const settings = rt.settings(ctx.cwd);
+	const caller = callerOf(ctx.cwd, ctx.sessionManager, toolCallId, settings.roots);
+	const ref = checked(() => parseRef(args.ref));
+	const result = await ask<TraceResult>(rt, ctx, caller, ref.sessionId === caller.current.sessionId, "piEvents/trace", traceRequest(args, caller.current), signal);
+	const out = formatTrace(result, settings.maxChars);
+	return answer(out.text, { tool: "event_trace", result, root: caller.roots.join(", "), currentSession: caller.current, cut: out.cut });
+}
+
+function checked<T>(fn: () => T): T {
+	try {
+		return fn();
+	} catch (err) {
+		if (err instanceof BadArgument) throw new Error(`Invalid arguments: ${err.message}`);
+		throw err;
+	}
+}

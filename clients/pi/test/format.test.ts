@@ -1,0 +1,164 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { formatRead, formatSearch, formatTrace, hitBlock, markMatches, shortTime, treeState } from "../src/format.ts";
+import type { Hit, ReadResult, SearchResult, TraceResult } from "../src/protocol.ts";
+
+function hit(n: number, extra: Partial<Hit> = {}): Hit {
+	return {
+		ref: `pi-event:S1/e${n}`,
+		sessionId: "S1",
+		entryId: `e${n}`,
+		kind: "tool.result",
+		toolName: "bash",
+		isError: true,
+		timestamp: "2026-05-01T10:00:09.020Z",
+		snippet: `npm ERR! ENOENT number ${n}`,
+		matches: [[9, 15]],
+		cwd: "/home/u/proj",
+		sessionName: null,
+		branchState: "selected",
+		selectionState: "direct",
+		...extra,
+	};
+}
+
+const VIEW = { query: "ENOENT", maxChars: 4000, root: "/home/u/proj", currentSession: false };
+
+test("matches are marked by code point, not UTF-16 unit", () => {
+	assert.equal(markMatches("😀 error here", [[2, 7]]), "😀 «error» here");
+	assert.equal(markMatches("a b c", [[0, 1], [4, 5]]), "«a» b «c»");
+	assert.equal(markMatches("abc", [[1, 9]]), "abc", "out-of-range spans are ignored");
+	assert.equal(markMatches("abc", undefined), "abc");
+});
+
+test("times are shortened, missing ones said so", () => {
+	assert.equal(shortTime("2026-05-01T10:00:09.020Z"), "2026-05-01 10:00:09Z");
+	assert.equal(shortTime(null), "time unknown");
+	assert.equal(shortTime("yesterday"), "yesterday");
+});
+
+test("tree states read as words", () => {
+	assert.equal(treeState("selected", "direct"), "selected branch, in context");
+	assert.equal(treeState("alternate", "not-selected"), "alternate branch (abandoned), not in context");
+	assert.equal(treeState("selected", "summarized"), "selected branch, summarized by a compaction");
+	assert.equal(treeState(undefined, "not-applicable"), "branch unknown");
+});
+
+test("a hit block has ref, kind, time, session or cwd, states and the marked snippet", () => {
+	const block = hitBlock(hit(1), 1);
+	const lines = block.split("\n");
+	assert.equal(lines.length, 3);
+	assert.equal(lines[0], "[1] pi-event:S1/e1 · tool.result bash error · 2026-05-01 10:00:09Z");
+	assert.match(lines[1] as string, /in \/home\/u\/proj · selected branch, in context/);
+	assert.match(lines[2] as string, /npm ERR! «ENOENT» number 1/);
+	assert.match(hitBlock(hit(2, { sessionName: "fix the build" }), 2), /session "fix the build"/);
+});
+
+test("search results stay within the budget and say how many were left out", () => {
+	const result: SearchResult = { hits: Array.from({ length: 50 }, (_, i) => hit(i)), nextCursor: null };
+	const out = formatSearch(result, { ...VIEW, maxChars: 1200 });
+	assert.ok(out.text.length <= 1200, `${out.text.length} characters`);
+	assert.ok(out.shown > 0 && out.shown < 50);
+	assert.ok(out.cut);
+	assert.match(out.text, new RegExp(`${50 - out.shown} more hits not shown, to stay within 1200 characters`));
+	assert.match(out.text, /^\d+ hits for "ENOENT" \(sessions of \/home\/u\/proj, current session excluded\):/);
+});
+
+test("a full page says that more hits exist", () => {
+	const out = formatSearch({ hits: [hit(1)], nextCursor: "abc" }, VIEW);
+	assert.equal(out.cut, false);
+	assert.match(out.text, /More hits exist beyond these/);
+	assert.doesNotMatch(out.text, /not shown/);
+});
+
+test("no hits names the scope; the current session is named when searched", () => {
+	const none = formatSearch({ hits: [], nextCursor: null }, VIEW);
+	assert.equal(none.text, 'No events match "ENOENT" (sessions of /home/u/proj, current session excluded).');
+	const own = formatSearch({ hits: [hit(1)], nextCursor: null }, { ...VIEW, currentSession: true });
+	assert.match(own.text, /the current session, before this call/);
+	const building = formatSearch({ hits: [], nextCursor: null }, { ...VIEW, stillIndexing: true });
+	assert.match(building.text, /still being built/);
+});
+
+test("the first hit is always shown, even over budget", () => {
+	const out = formatSearch({ hits: [hit(1, { snippet: "x".repeat(300) })], nextCursor: null }, { ...VIEW, maxChars: 100 });
+	assert.equal(out.shown, 1);
+});
+
+function readResult(text: string, extra: Partial<ReadResult> = {}): ReadResult {
+	return {
+		event: { ref: "pi-event:S1/e1", sessionId: "S1", entryId: "e1", parentId: "e0", entryType: "message", role: "toolResult", toolName: "bash", kinds: ["tool.result"], timestamp: "2026-05-01T10:00:09.020Z", isError: false, cwd: "/p", sessionName: "n", branchState: "selected", contextRole: "conversation", selectionState: "direct" },
+		source: { path: "/s.jsonl", line: 6 },
+		fragments: [{ fragmentId: "tool.result:0", kind: "tool.result", text, offset: 0, length: text.length, totalLength: text.length, truncated: false }],
+		omitted: [],
+		neighbours: { order: "append", before: [{ ref: "pi-event:S1/e0", sessionId: "S1", entryId: "e0", kind: "tool.call", preview: "bash ls" }], after: [], alternatives: [], stoppedAtFork: false },
+		...extra,
+	};
+}
+
+test("a read shows identity, parent, source, text and neighbours", () => {
+	const out = formatRead(readResult("hello world"), 4000);
+	assert.match(out.text, /^pi-event:S1\/e1 · tool.result bash · 2026-05-01 10:00:09Z/);
+	assert.match(out.text, /parent pi-event:S1\/e0 · source \/s.jsonl:6/);
+	assert.match(out.text, /\[tool.result:0\] characters 0-11 of 11\nhello world/);
+	assert.match(out.text, /before \(append order\):\n {2}pi-event:S1\/e0 · tool.call · "bash ls"/);
+	assert.equal(out.cut, false);
+	assert.doesNotMatch(out.text, /omitted:/);
+});
+
+test("a read cut by the budget says where to continue", () => {
+	const out = formatRead(readResult("y".repeat(10_000)), 2000);
+	assert.ok(out.text.length <= 2000, `${out.text.length}`);
+	assert.ok(out.cut);
+	assert.match(out.text, /omitted:\n {2}tool.result:0: characters \d+-10000 \(continue with fragment="tool.result:0" offset=\d+\)/);
+});
+
+test("a read windowed by the server, and payloads left out, are stated", () => {
+	const r = readResult("z".repeat(100), {
+		omitted: [
+			{ field: "message.content[1]", reason: "image", mimeType: "image/png", bytes: 81234 },
+			{ field: "tool.result:0", reason: "window", bytes: 900 },
+		],
+	});
+	(r.fragments[0] as { totalLength: number; truncated: boolean }).totalLength = 1000;
+	(r.fragments[0] as { truncated: boolean }).truncated = true;
+	const out = formatRead(r, 4000);
+	assert.match(out.text, /tool.result:0: characters 100-1000 \(continue with fragment="tool.result:0" offset=100\)/);
+	assert.match(out.text, /message.content\[1\]: image image\/png, 81234 bytes/);
+	assert.doesNotMatch(out.text, /: window/);
+});
+
+test("a trace lists parent, children, siblings and the way to the leaf, with refs", () => {
+	const n = (id: string, extra = {}) => ({ ref: `pi-event:S1/${id}`, sessionId: "S1", entryId: id, kind: "user.text", preview: `p ${id}`, branchState: "selected", ...extra });
+	const result: TraceResult = {
+		event: n("b"),
+		parent: n("a"),
+		children: [n("c", { branchState: "alternate" }), n("e")],
+		siblings: [{ masked: true }],
+		towardLeaf: "child",
+		towardLeafRef: "pi-event:S1/e",
+		relations: [{ type: "tool-result-for", direction: "in", label: "recorded", node: n("r") }, { type: "parent", direction: "out", label: "recorded", node: n("a") }],
+		files: [{ op: "read", path: "/p/x.ts", label: "derived" }],
+		lineage: [{ relation: "session-parent", masked: true }],
+		labels: ["start"],
+	};
+	const text = formatTrace(result, 4000).text;
+	assert.match(text, /^trace pi-event:S1\/b · user.text · "p b"/);
+	assert.match(text, /parent: pi-event:S1\/a · user.text · "p a"/);
+	assert.match(text, /children \(2\):\n {2}pi-event:S1\/c · user.text · alternate · "p c"\n {2}pi-event:S1\/e/);
+	assert.match(text, /siblings \(1, derived: same parent\):\n {2}\(in a session you may not see\)/);
+	assert.match(text, /toward leaf: continue with the child pi-event:S1\/e/);
+	assert.match(text, /relation tool-result-for \(from, recorded\): pi-event:S1\/r/);
+	assert.doesNotMatch(text, /relation parent/);
+	assert.match(text, /file read: \/p\/x.ts \(derived\)/);
+	assert.match(text, /session-parent: \(a session you may not see\)/);
+	assert.match(text, /labels: start/);
+});
+
+test("a long trace is bounded and says so", () => {
+	const kids = Array.from({ length: 200 }, (_, i) => ({ ref: `pi-event:S1/k${i}`, sessionId: "S1", entryId: `k${i}`, kind: "tool.result", preview: "x".repeat(80) }));
+	const out = formatTrace({ event: kids[0]!, parent: null, children: kids, siblings: [], towardLeaf: null, relations: [], files: [], lineage: [], labels: [] }, 1500);
+	assert.ok(out.text.length <= 1500);
+	assert.match(out.text, /more lines not shown, to stay within 1500 characters/);
+	assert.match(out.text, /parent: none \(a root\)/);
+});

@@ -1,0 +1,56 @@
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { serverArgv, ServerUnavailable } from "../src/server.ts";
+import { DEFAULTS, loadSettings } from "../src/settings.ts";
+
+function dirs(globalSettings?: unknown, projectSettings?: unknown): { agent: string; cwd: string } {
+	const base = mkdtempSync(join(tmpdir(), "pies-"));
+	const agent = join(base, "agent");
+	const cwd = join(base, "proj");
+	mkdirSync(agent);
+	mkdirSync(join(cwd, ".pi"), { recursive: true });
+	if (globalSettings !== undefined) writeFileSync(join(agent, "settings.json"), JSON.stringify(globalSettings));
+	if (projectSettings !== undefined) writeFileSync(join(cwd, ".pi", "settings.json"), JSON.stringify(projectSettings));
+	return { agent, cwd };
+}
+
+test("defaults without any settings", () => {
+	const { agent, cwd } = dirs();
+	const s = loadSettings(agent, cwd, {});
+	assert.equal(s.server, undefined);
+	assert.equal(s.serverOrigin, "PATH");
+	assert.equal(s.maxChars, DEFAULTS.maxChars);
+	assert.deepEqual(s.warnings, []);
+});
+
+test("the project's settings win over the global ones; the environment wins over both", () => {
+	const { agent, cwd } = dirs({ eventSearch: { server: "/g/pies", maxChars: 3000 } }, { eventSearch: { server: ["/p/pies", "serve"] } });
+	const s = loadSettings(agent, cwd, {});
+	assert.deepEqual(s.server, ["/p/pies", "serve"]);
+	assert.match(s.serverOrigin, /\.pi\/settings\.json/);
+	assert.equal(s.maxChars, 3000);
+	const e = loadSettings(agent, cwd, { PI_EVENT_SEARCH_SERVER: "python3 -m pi_event_search", PI_EVENT_SEARCH_MAX_CHARS: "2500" });
+	assert.deepEqual(e.server, ["python3", "-m", "pi_event_search"]);
+	assert.equal(e.serverOrigin, "$PI_EVENT_SEARCH_SERVER");
+	assert.equal(e.maxChars, 2500);
+});
+
+test("bad values are named and replaced by defaults", () => {
+	const { agent, cwd } = dirs({ eventSearch: { maxChars: -1, roots: ["relative"], server: 7 } });
+	const s = loadSettings(agent, cwd, {});
+	assert.equal(s.maxChars, DEFAULTS.maxChars);
+	assert.equal(s.roots, undefined);
+	assert.equal(s.server, undefined);
+	assert.equal(s.warnings.length, 3, s.warnings.join("; "));
+});
+
+test("the server command gets `serve` when it lacks it; a missing one says how to install", () => {
+	const { agent, cwd } = dirs();
+	const base = loadSettings(agent, cwd, {});
+	assert.deepEqual(serverArgv({ ...base, server: ["/x/pi-event-search"] }), ["/x/pi-event-search", "serve"]);
+	assert.deepEqual(serverArgv({ ...base, server: ["pies", "serve", "--x"] }), ["pies", "serve", "--x"]);
+	assert.throws(() => serverArgv(base, "/nonexistent"), (err: Error) => err instanceof ServerUnavailable && /not installed.*PI_EVENT_SEARCH_SERVER/s.test(err.message));
+});

@@ -1,0 +1,204 @@
+"""The Pi extension end to end: the real Pi 0.73.1 CLI (installed by scripts/setup.d/50-pi.sh),
+headless, with a scripted model (pi-ai's faux provider, tests/pi/fake-model.ts), our extension from
+clients/pi and the real server. Every assertion reads the session JSONL that Pi itself wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from builder import SessionBuilder, encoded_dir
+
+REPO = Path(__file__).resolve().parents[2]
+EXT = REPO / "clients" / "pi"
+PI_PKG = EXT / "node_modules" / "@mariozechner" / "pi-coding-agent"
+FAKE_MODEL = Path(__file__).with_name("fake-model.ts")
+WORD = "zebracorn"
+RUN_TIMEOUT = 150  # a hung turn fails the test here instead of hanging the suite
+
+
+def pi_cli() -> Path:
+    if shutil.which("node") is None:
+        pytest.skip("node not found")
+    pkg = PI_PKG / "package.json"
+    if not pkg.exists():
+        pytest.skip("Pi is not installed in clients/pi/node_modules: run scripts/setup.d/50-pi.sh")
+    version = json.loads(pkg.read_text())["version"]
+    assert version == "0.73.1", f"clients/pi pins Pi 0.73.1, found {version}"
+    return PI_PKG / "dist" / "cli.js"
+
+
+@dataclass
+class Project:
+    tmp: Path
+    root: Path
+    other: Path
+    agent: Path
+    earlier: SessionBuilder
+    elsewhere: SessionBuilder
+    earlier_hit: str  # entry id of the earlier session's failing bash run
+
+    def env(self, path: str | None = None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "XDG_"))}
+        server_bin = str(Path(sys.executable).parent)  # pi-event-search of this checkout
+        env.update(PI_CODING_AGENT_DIR=str(self.agent), HOME=str(self.tmp / "home"),
+                   XDG_CACHE_HOME=str(self.tmp / "cache"),
+                   PI_EVENT_SEARCH_INDEX=str(self.tmp / "index.sqlite3"),
+                   PATH=path if path is not None else f"{server_bin}:{env.get('PATH', '')}")
+        return env
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    root, other, agent = tmp_path / "proj", tmp_path / "other", tmp_path / "agent"
+    for d in (root / "sub", other, agent, tmp_path / "home"):
+        d.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    sessions = agent / "sessions"
+    earlier = SessionBuilder(sessions, str(root / "sub"))
+    earlier.session_info("fix the build")
+    earlier.user(f"the {WORD} build is broken, find out why")
+    earlier.assistant("Running it.", tool_calls=[("c1", "bash", {"command": "npm run build"})])
+    hit = earlier.tool_result("c1", "bash", f"npm ERR! {WORD} module missing", is_error=True)
+    earlier.assistant("It needs the module installed.")
+    elsewhere = SessionBuilder(sessions, str(other))
+    elsewhere.user(f"{WORD} in another project entirely")
+    elsewhere.assistant(f"Yes, {WORD} there too.")
+    return Project(tmp_path, root, other, agent, earlier, elsewhere, hit)
+
+
+def run_pi(p: Project, turns: list[dict[str, Any]], prompt: str,
+           path: str | None = None) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    script = p.tmp / "script.json"
+    script.write_text(json.dumps({"turns": turns}))
+    env = p.env(path) | {"PI_FAKE_SCRIPT": str(script)}
+    argv = [shutil.which("node") or "node", str(pi_cli()), "-p", "--offline", "-nc",
+            "-e", str(EXT / "src" / "index.ts"), "-e", str(FAKE_MODEL),
+            "--provider", "fake", "--model", "fake-1", prompt]
+    done = subprocess.run(argv, cwd=p.root, env=env, capture_output=True, text=True,
+                          timeout=RUN_TIMEOUT)
+    files = sorted((p.agent / "sessions" / encoded_dir(str(p.root))).glob("*.jsonl"),
+                   key=lambda f: f.stat().st_mtime)
+    assert files, f"Pi wrote no session: {done.stdout[-2000:]} {done.stderr[-2000:]}"
+    entries = [json.loads(line) for line in files[-1].read_text().splitlines() if line.strip()]
+    return done, entries
+
+
+class Transcript:
+    """The session Pi wrote: calls by id, their results, and append order."""
+
+    def __init__(self, entries: list[dict[str, Any]]) -> None:
+        self.session_id = entries[0]["id"]
+        self.entries = entries[1:]
+        self.order = {e["id"]: i for i, e in enumerate(self.entries)}
+        self.calls: list[tuple[str, dict[str, Any]]] = []  # (holding entry id, call block)
+        self.results: dict[str, dict[str, Any]] = {}
+        for e in self.entries:
+            msg = e.get("message") or {}
+            if msg.get("role") == "assistant":
+                self.calls += [(e["id"], b) for b in msg["content"] if b.get("type") == "toolCall"]
+            if msg.get("role") == "toolResult":
+                self.results[msg["toolCallId"]] = msg
+
+    def result(self, index: int) -> tuple[str, dict[str, Any], dict[str, Any]]:
+        holder, call = self.calls[index]
+        return holder, call, self.results[call["id"]]
+
+    def user_entry(self) -> str:
+        return next(e["id"] for e in self.entries
+                    if (e.get("message") or {}).get("role") == "user")
+
+
+def text_of(result: dict[str, Any]) -> str:
+    return "\n".join(c.get("text", "") for c in result["content"])
+
+
+def test_tools_search_read_trace_with_authorization_and_cutoff(project: Project) -> None:
+    turns = [
+        {"calls": [{"name": "event_search", "args": {"query": WORD}},
+                   {"name": "event_search", "args": {"query": WORD, "sessionId": "$SESSION"}}]},
+        {"calls": [{"name": "event_read", "args": {"ref": "$REF"}},
+                   {"name": "event_trace", "args": {"ref": "$REF"}}]},
+        {"calls": [{"name": "event_search", "args": {"query": WORD, "sessionId": "$SESSION"}}]},
+        {"text": "done"},
+    ]
+    done, entries = run_pi(project, turns, f"what happened with {WORD} before?")
+    assert done.returncode == 0, done.stderr[-3000:]
+    t = Transcript(entries)
+    assert len(t.calls) == 5 and len(t.results) == 5, [c[1]["name"] for c in t.calls]
+
+    # Turn 1: two parallel calls held by one assistant entry (the cutoff of both).
+    cut1, _, default = t.result(0)
+    cut1b, _, own = t.result(1)
+    assert cut1 == cut1b
+    assert not default["isError"] and not own["isError"], text_of(default) + text_of(own)
+
+    hits = default["details"]["result"]["hits"]
+    sessions = {h["sessionId"] for h in hits}
+    assert f"pi-event:{project.earlier.session_id}/{project.earlier_hit}" in {h["ref"] for h in hits}
+    assert project.elsewhere.session_id not in sessions, "a session of another directory leaked"
+    assert t.session_id not in sessions, "the current session must be excluded by default"
+    assert f"pi-event:{project.earlier.session_id}/{project.earlier_hit}" in text_of(default)
+    assert f"«{WORD}»" in text_of(default)
+    assert default["details"]["currentSession"] == {"sessionId": t.session_id, "cutoff": cut1}
+    assert default["details"]["root"] == str(project.root.resolve())
+
+    own_hits = own["details"]["result"]["hits"]
+    assert {h["sessionId"] for h in own_hits} == {t.session_id}
+    own_ids = {h["entryId"] for h in own_hits}
+    assert t.user_entry() in own_ids, "the prompt precedes the cutoff: it must be found"
+    assert cut1 not in own_ids, "the entry holding the invoking call is past the cutoff"
+    assert all(t.order[i] < t.order[cut1] for i in own_ids)
+
+    # Turn 2: read and trace the ref the search returned.
+    _, read_call, read = t.result(2)
+    _, trace_call, trace = t.result(3)
+    ref = read_call["arguments"]["ref"]
+    assert ref == hits[0]["ref"] and trace_call["arguments"]["ref"] == ref
+    assert not read["isError"] and not trace["isError"], text_of(read) + text_of(trace)
+    assert read["details"]["result"]["event"]["ref"] == ref
+    assert text_of(read).startswith(ref)
+    assert trace["details"]["result"]["event"]["ref"] == ref
+    assert "parent:" in text_of(trace) and "toward leaf:" in text_of(trace)
+    parent = trace["details"]["result"]["parent"]
+    assert parent is not None and parent["ref"] in text_of(trace)
+
+    # Turn 3: the current session again, later: turn 1 is now before the cutoff, turn 3 is not.
+    cut3, _, later = t.result(4)
+    later_ids = {h["entryId"] for h in later["details"]["result"]["hits"]}
+    assert cut1 in later_ids, "an earlier turn of the current session must be searchable"
+    assert cut3 not in later_ids
+    assert all(t.order[i] < t.order[cut3] for i in later_ids)
+
+
+def test_missing_server_is_a_tool_error_not_a_hang(project: Project) -> None:
+    node_dir = str(Path(shutil.which("node") or "/usr/bin/node").parent)
+    turns = [{"calls": [{"name": "event_search", "args": {"query": WORD}}]}, {"text": "done"}]
+    done, entries = run_pi(project, turns, "search please", path=f"{node_dir}:/usr/bin:/bin")
+    assert done.returncode == 0, done.stderr[-3000:]
+    _, _, result = Transcript(entries).result(0)
+    assert result["isError"] is True
+    text = text_of(result)
+    assert "not installed" in text and "PI_EVENT_SEARCH_SERVER" in text, text
+
+
+def test_server_that_never_answers_times_out_with_the_install_hint(project: Project) -> None:
+    hang = [sys.executable, "-c", "import time; time.sleep(600)", "serve"]
+    settings = project.root / ".pi" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"eventSearch": {"server": hang, "startTimeoutMs": 1500}}))
+    turns = [{"calls": [{"name": "event_search", "args": {"query": WORD}}]}, {"text": "done"}]
+    done, entries = run_pi(project, turns, "search please")
+    assert done.returncode == 0, done.stderr[-3000:]
+    _, _, result = Transcript(entries).result(0)
+    assert result["isError"] is True
+    assert "did not answer" in text_of(result) and "Install" in text_of(result), text_of(result)

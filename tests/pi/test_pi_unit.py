@@ -1,0 +1,51 @@
+"""The Pi extension's own checks: its unit tests (`node --test`, loaded with jiti as Pi loads the
+extension) and the strict type-check. Installed by scripts/setup.d/50-pi.sh; skipped, saying why,
+when it could not be.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+EXT = Path(__file__).resolve().parents[2] / "clients" / "pi"
+
+
+def need_node_modules() -> None:
+    if shutil.which("node") is None:
+        pytest.skip("node not found")
+    if not (EXT / "node_modules" / "jiti").exists():
+        pytest.skip("clients/pi/node_modules missing: run scripts/setup.d/50-pi.sh")
+
+
+def test_unit_tests_pass() -> None:
+    need_node_modules()
+    out = subprocess.run(["npm", "test", "--silent"], cwd=EXT, capture_output=True, text=True,
+                         timeout=180)
+    summary = "\n".join(line for line in out.stdout.splitlines() if line.startswith("# "))
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+    m = re.search(r"^# pass (\d+)$", out.stdout, re.M)
+    assert m and int(m[1]) >= 25, summary
+    assert re.search(r"^# fail 0$", out.stdout, re.M), summary
+
+
+def test_typecheck_strict() -> None:
+    need_node_modules()
+    config = json.loads((EXT / "tsconfig.json").read_text())
+    assert config["compilerOptions"]["strict"] is True
+    out = subprocess.run(["npx", "tsc", "--noEmit"], cwd=EXT, capture_output=True, text=True,
+                         timeout=180)
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+
+
+def test_package_is_a_pi_package() -> None:
+    manifest = json.loads((EXT / "package.json").read_text())
+    assert "pi-package" in manifest["keywords"]
+    assert manifest["pi"]["extensions"] == ["./src/index.ts"]
+    assert not manifest.get("dependencies"), "runtime dependencies would need an install step"
+    assert set(manifest["peerDependencies"]) >= {"@mariozechner/pi-coding-agent", "typebox"}
