@@ -14,6 +14,7 @@ from pi_event_search import indexer, jsonl, locations, store
 from pi_event_search.authz import Scope
 from pi_event_search.discovery import SessionDir, default_dirs
 from pi_event_search.errors import EngineError
+from pi_event_search.event_at import event_at
 from pi_event_search.eventref import Ref
 from pi_event_search.filehistory import History, file_history
 from pi_event_search.lineorigin import line_origin
@@ -84,6 +85,9 @@ class Engine:
     def trace(self, ref: str | Ref, scope: Scope) -> dict[str, Any]:
         target = ref if isinstance(ref, Ref) else Ref.parse(ref)
         return trace_event(self.reader(), target, scope)
+
+    def event_at(self, path: str, line: int, scope: Scope) -> dict[str, Any] | None:
+        return event_at(self.reader(), path, line, scope)
 
     def status(self, scope: Scope | None) -> dict[str, Any]:
         return status(self.reader(), self.index_path, self.dirs, scope)

@@ -20,6 +20,7 @@ from pi_event_search.eventref import Ref
 from pi_event_search.params import (
     BadParams,
     current_session,
+    event_at_params,
     event_ref,
     file_params,
     read_params,
@@ -120,6 +121,15 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
         ref = event_ref(params)  # params is an object from here on
         return await ls.run_blocking(ls.require_engine().trace, ref,
                                      ls.scope(current_session(params)))
+
+    @ls.feature("piEvents/eventAt")
+    @errors
+    async def event_at(ls: PiEventServer, params: Any) -> dict[str, Any]:
+        p = event_at_params(params)
+        engine = ls.require_engine()
+        found = None if p.path is None else await ls.run_blocking(
+            engine.event_at, p.path, p.line, ls.scope(p.current))
+        return found or {"ref": None}
 
     @ls.feature("piEvents/status")
     @errors

@@ -158,3 +158,31 @@ def file_params(params: Any, *, line: bool = False) -> FileParams:
         raise BadParams("line is required (0-based)")
     return FileParams(uri, path, _int(d, "line", 0, 0, 1 << 31), _int(d, "limit", 50, 1, 200),
                       _str(d, "cursor"), current_session(d))
+
+
+@dataclass(slots=True)
+class EventAtParams:
+    path: str | None  # None: a document that is no local file (untitled:, a remote scheme ...)
+    line: int
+    current: tuple[str, str | None] | None
+
+
+def event_at_params(params: Any) -> EventAtParams:
+    d = _obj(params)
+    uri, path = _str(d, "uri"), _str(d, "path")
+    if (uri is None) == (path is None):
+        raise BadParams("give uri or path (not both)")
+    if uri is not None:
+        path = _file_path(uri)
+    if path is not None and (not path.startswith("/") or "\x00" in path):
+        raise BadParams("path must be absolute")
+    if "line" not in d:
+        raise BadParams("line is required (0-based)")
+    return EventAtParams(path, _int(d, "line", 0, 0, 1 << 31), current_session(d))
+
+
+def _file_path(uri: str) -> str | None:
+    parsed = urlparse(uri)
+    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        return None
+    return unquote(parsed.path)

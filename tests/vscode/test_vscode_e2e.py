@@ -312,6 +312,8 @@ def test_search_read_trace_jsonl_hover(code_server: Any) -> None:
     first_ref = jsonl["expected"]
     entry_id = first_ref.rsplit("/", 1)[1]
     assert json.loads(src.read_text().splitlines()[line - 1])["id"] == entry_id
+    # Copy Reference there: the event at the JSONL line, as the server names it.
+    assert out["jsonlCopy"]["text"] == first_ref, out["jsonlCopy"]
 
     # Hover on the reference in note.md: the server's preview.
     hover = out["hover"]

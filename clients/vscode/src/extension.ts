@@ -37,7 +37,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command('piEvents.open', async (ref?: unknown, order?: unknown) => {
     let text = typeof ref === 'string' ? ref : undefined;
     if (!text) {
-      const here = eventAtCursor(vscode.window.activeTextEditor);
+      const here = await eventAtCursor(s, vscode.window.activeTextEditor);
       text = await vscode.window.showInputBox({
         title: 'Pi Events: Open Event Reference',
         value: here ? formatRef(here) : '',
@@ -50,7 +50,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command('piEvents.copyReference', async (arg?: unknown) => {
     const ref =
       (arg instanceof vscode.Uri ? targetOf(arg)?.ref : typeof arg === 'string' ? parseRef(arg) : undefined) ??
-      eventAtCursor(vscode.window.activeTextEditor);
+      (await eventAtCursor(s, vscode.window.activeTextEditor));
     if (!ref) {
       void vscode.window.showInformationMessage('Pi Events: no event here (open one with Pi Events: Search).');
       return;

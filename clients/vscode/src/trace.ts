@@ -3,15 +3,18 @@
  * as a QuickPick with one section each; choosing an event opens its read view.
  */
 import * as vscode from 'vscode';
-import { METHODS, type TraceResult } from './core/protocol';
-import { type EventRef, formatRef, parseRef, refAt, refFromJsonl } from './core/refs';
+import { type EventAtParams, type EventAtResult, METHODS, type TraceResult } from './core/protocol';
+import { type EventRef, formatRef, parseRef, refAt } from './core/refs';
 import { traceEntries, type TraceEntry } from './core/render';
 import { e2eLog } from './e2eLog';
 import { type ReadView, openSourceLine, targetOf } from './readView';
 import { type Server } from './server';
 
-/** The event the user means: the read view's, the reference under the cursor, or the JSONL line's. */
-export function eventAtCursor(editor: vscode.TextEditor | undefined): EventRef | undefined {
+/**
+ * The event the user means: the read view's, the reference under the cursor, or the event at the
+ * cursor's line of a session JSONL file (asked of the server, which names entries as its index does).
+ */
+export async function eventAtCursor(server: Server, editor: vscode.TextEditor | undefined): Promise<EventRef | undefined> {
   if (!editor) return undefined;
   const doc = editor.document;
   const fromView = targetOf(doc.uri);
@@ -19,10 +22,14 @@ export function eventAtCursor(editor: vscode.TextEditor | undefined): EventRef |
   const pos = editor.selection.active;
   const atCursor = refAt(doc.lineAt(pos.line).text, pos.character);
   if (atCursor) return atCursor;
-  if (doc.lineCount > 1 && (doc.uri.path.endsWith('.jsonl') || doc.languageId === 'jsonl')) {
-    return refFromJsonl(doc.lineAt(0).text, doc.lineAt(pos.line).text, pos.line);
+  if (doc.uri.scheme !== 'file' || !(doc.uri.path.endsWith('.jsonl') || doc.languageId === 'jsonl')) return undefined;
+  const params: EventAtParams = { uri: doc.uri.toString(), line: pos.line };
+  try {
+    const found = await server.request<EventAtResult>(METHODS.eventAt, params);
+    return found.ref === null ? undefined : { sessionId: found.sessionId, entryId: found.entryId };
+  } catch {
+    return undefined; // no server yet: the caller asks for a reference instead
   }
-  return undefined;
 }
 
 interface Item extends vscode.QuickPickItem {
@@ -41,7 +48,7 @@ export class Trace {
   async run(arg?: unknown): Promise<void> {
     let ref: EventRef | undefined =
       typeof arg === 'string' ? parseRef(arg) : arg instanceof vscode.Uri ? targetOf(arg)?.ref : undefined;
-    ref ??= eventAtCursor(vscode.window.activeTextEditor);
+    ref ??= await eventAtCursor(this.server, vscode.window.activeTextEditor);
     if (!ref) {
       const typed = await vscode.window.showInputBox({
         title: 'Pi Events: Trace',

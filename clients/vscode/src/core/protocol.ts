@@ -224,10 +224,21 @@ export interface ReindexResult {
   generation: number;
 }
 
+/** piEvents/eventAt: the event at a 0-based line of a session file, named by the index. */
+export interface EventAtParams {
+  uri: string;
+  line: number;
+}
+
+export type EventAtResult =
+  | { ref: string; sessionId: string; entryId: string; source: Source }
+  | { ref: null };
+
 export const METHODS = {
   search: 'piEvents/search',
   read: 'piEvents/read',
   trace: 'piEvents/trace',
+  eventAt: 'piEvents/eventAt',
   status: 'piEvents/status',
   reindex: 'piEvents/reindex',
   indexChanged: 'piEvents/indexChanged',

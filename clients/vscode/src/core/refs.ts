@@ -69,29 +69,3 @@ export function findRefs(text: string): FoundRef[] {
 export function refAt(line: string, column: number): FoundRef | undefined {
   return findRefs(line).find((r) => column >= r.start && column <= r.end);
 }
-
-/**
- * The event on `lineNumber` (0-based) of a Pi session JSONL file, given the file's first line
- * (the session header) and the line itself. Entries of v1 files have no id: the index names them
- * `v1~<n>`, n being the 1-based ordinal of the entry (we assume one entry per line after the header).
- */
-export function refFromJsonl(headerLine: string, line: string, lineNumber: number): EventRef | undefined {
-  const header = parseObject(headerLine);
-  if (!header || header.type !== 'session' || typeof header.id !== 'string') return undefined;
-  if (lineNumber === 0) return undefined;
-  const entry = parseObject(line);
-  if (!entry) return undefined;
-  const entryId = typeof entry.id === 'string' && entry.id ? entry.id : `v1~${lineNumber}`;
-  return { sessionId: header.id, entryId };
-}
-
-function parseObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}

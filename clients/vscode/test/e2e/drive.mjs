@@ -202,6 +202,10 @@ try {
   }, 10000);
   out.jsonl = { expected: second.logged.refs[0], opened, tab: await activeTab(page), cursor: line };
   await shot(page, 'jsonl');
+  // 5b. Copy Reference on that JSONL line: the server names the event at the line (piEvents/eventAt).
+  const copies = logEvents('copy').length;
+  await runCommand(page, 'Pi Events: Copy Reference');
+  out.jsonlCopy = await until('the reference of the JSONL line', async () => logEvents('copy').slice(copies)[0], 10000);
 
   // 6. Hover a reference in a Markdown note.
   await page.keyboard.press('Control+P');

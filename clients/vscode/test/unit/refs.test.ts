@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, it } from 'node:test';
-import { findRefs, formatRef, parseRef, refAt, refFromJsonl } from '../../src/core/refs';
+import { findRefs, formatRef, parseRef, refAt } from '../../src/core/refs';
 
 interface Vector {
   name: string;
@@ -97,23 +97,5 @@ describe('refAt', () => {
     assert.equal(refAt(line, start + 20)?.entryId, '5e6f7081');
     assert.equal(refAt(line, line.indexOf(' done'))?.entryId, '5e6f7081');
     assert.equal(refAt(line, 2), undefined);
-  });
-});
-
-describe('refFromJsonl', () => {
-  const header = JSON.stringify({ type: 'session', version: 3, id: S, cwd: '/p' });
-  it('uses the header id and the entry id', () => {
-    assert.deepEqual(refFromJsonl(header, JSON.stringify({ type: 'message', id: 'abcd1234' }), 5), {
-      sessionId: S,
-      entryId: 'abcd1234',
-    });
-  });
-  it('names v1 entries by ordinal', () => {
-    assert.deepEqual(refFromJsonl(header, JSON.stringify({ type: 'message' }), 2), { sessionId: S, entryId: 'v1~2' });
-  });
-  it('gives nothing on the header line or for non-session files', () => {
-    assert.equal(refFromJsonl(header, header, 0), undefined);
-    assert.equal(refFromJsonl('{"a":1}', '{"id":"x"}', 1), undefined);
-    assert.equal(refFromJsonl('not json', '{"id":"x"}', 1), undefined);
   });
 });
