@@ -536,6 +536,19 @@ def test_install_then_search(world: World, installed: Run) -> None:
 
 
 @needs_nvim
+def test_install_then_telescope(world: World, installed: Run, install_env: dict[str, str]) -> None:
+    rtp = telescope_checkouts()
+    if rtp is None:
+        pytest.skip("set TELESCOPE_RTP and PLENARY_RTP to checkouts of telescope.nvim and "
+                    "plenary.nvim (or let scripts/setup.d/30-neovim.sh clone them into "
+                    "$PI_EVENT_SEARCH_TOOLS) to search with :Telescope pi_events after the install")
+    ok(installed)
+    out = ok(run_script("installed_telescope", world, None, env=install_env, **rtp))
+    assert out["client_cmd"] == [out["venv_bin"], "serve"]
+    assert out["entries"] == [world.facts["ref"]["a3"], world.facts["ref"]["a4"]]
+
+
+@needs_nvim
 def test_install_command_headless_upgrades(world: World, installed: Run,
                                            install_env: dict[str, str]) -> None:
     """`:PiEvents install` without a UI (lazy.nvim's build step under `nvim --headless`) runs to the

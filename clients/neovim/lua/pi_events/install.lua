@@ -72,8 +72,10 @@ end
 ---@param on_exit fun(res: vim.SystemCompleted)
 local function exec(sync, cmd, on_exit)
   append_log(M.log_path(), "$ " .. table.concat(cmd, " ") .. "\n")
+  local t0 = vim.uv.hrtime()
   local function done(res)
-    append_log(M.log_path(), (res.stdout or "") .. (res.stderr or ""))
+    local took = ("[exit %d, %.1f s]\n"):format(res.code, (vim.uv.hrtime() - t0) / 1e9)
+    append_log(M.log_path(), (res.stdout or "") .. (res.stderr or "") .. took)
     on_exit(res)
   end
   local opts = { text = true, timeout = M.timeout, env = { PIP_DISABLE_PIP_VERSION_CHECK = "1" } }
