@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from pi_event_search.asof import as_of
 from pi_event_search.authz import Scope
 from pi_event_search.hits import NODE_COLUMNS, node_from_row
 
@@ -21,12 +22,20 @@ class Tree:
     def __init__(self, conn: sqlite3.Connection, scope: Scope, session_id: str) -> None:
         self.conn = conn
         self.where, self.params = scope.event_sql(session_id)
+        # The caller's own session: branch states as of its cutoff, in every row read here.
+        self.asof = as_of(conn, scope, session_id)
+        self.columns: str = NODE_COLUMNS
+        self.column_params: list[Any] = []
+        if self.asof is not None:
+            branch, self.column_params = self.asof.branch_column()
+            self.columns = NODE_COLUMNS.replace("e.branch_state", branch)
 
     def _rows(self, cond: str, params: list[Any], order: str = "e.seq",
               limit: int = 1000) -> list[Row]:
-        sql = (f"SELECT {NODE_COLUMNS} FROM events e JOIN sessions s ON s.sid = e.sid "
+        sql = (f"SELECT {self.columns} FROM events e JOIN sessions s ON s.sid = e.sid "
                f"WHERE {cond} AND {self.where} ORDER BY {order} LIMIT ?")
-        return self.conn.execute(sql, [*params, *self.params, limit]).fetchall()
+        return self.conn.execute(sql, [*self.column_params, *params, *self.params, limit]
+                                 ).fetchall()
 
     def one(self, session_id: str, entry_id: str) -> Row | None:
         rows = self._rows("s.session_id = ? AND e.entry_id = ?", [session_id, entry_id], limit=1)

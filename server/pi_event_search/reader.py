@@ -65,6 +65,9 @@ def read_event(conn: sqlite3.Connection, refresh: Callable[[], object], target: 
                           "offset": offset, "length": len(window), "totalLength": len(f.text),
                           "truncated": truncated})
     tree = Tree(conn, scope, target.session_id)
+    if tree.asof is not None:  # the caller's own session: states as of its cutoff
+        row = tree.one(target.session_id, target.entry_id) or row
+        tree.asof.patch(meta["event"])
     return {
         "event": {**meta["event"], "kinds": list(dict.fromkeys(f.kind for f in event.fragments)),
                   "toolName": event.tool_name, "isError": event.is_error},

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from pi_event_search import store
+from pi_event_search.asof import as_of, unfiltered
 from pi_event_search.authz import Scope
 from pi_event_search.hits import hit_from_row, snippets
 from pi_event_search.query import parse
@@ -121,7 +122,10 @@ def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope,
     key = _cursor_key(query, filters, scope, prefix_last)
     gen = store.generation(conn)
     offset = _decode_cursor(cursor, key, gen) if cursor else 0
-    where, params = event_filters(filters, scope)
+    own = as_of(conn, scope, filters.session_id)  # the caller's own session, as of its cutoff
+    where, params = event_filters(unfiltered(filters) if own else filters, scope)
+    if own:
+        own.filter_sql(filters, where, params)
     if parsed.match is None:
         if query.strip():
             return Page([], None)
@@ -138,6 +142,8 @@ def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope,
                          r[-2], r[-1], texts[r[-3]]) for i, r in enumerate(rows)]
     for hit in hits:
         hit["sessionName"] = scope.session_name(conn, hit["sessionId"], hit["sessionName"])
+        if own:
+            own.patch(hit)
     return Page(hits, _encode_cursor(key, gen, offset + limit) if more else None)
 
 

@@ -35,7 +35,8 @@ def trace_event(conn: sqlite3.Connection, target: Ref, scope: Scope) -> dict[str
                                           [sid, row[2]])] if row[3] is None else []
     tree_label = "derived" if (session[0] or 1) < 2 else "recorded"
     relations = _relations(conn, tree, sid, eid, row, tree_label, parent, children, siblings)
-    toward, toward_ref = _toward_leaf(row, children, parent, session[3])
+    leaf = tree.asof.leaf if tree.asof is not None else session[3]
+    toward, toward_ref = _toward_leaf(row, children, parent, leaf)
     return {
         "event": node_from_row(row),
         "parent": node_from_row(parent) if parent else None,

@@ -46,13 +46,14 @@ def makes_context(node: Node) -> bool:
     return node.entry_type == "compaction"
 
 
-def compute(nodes: list[Node], has_tree: bool) -> States:
+def compute(nodes: list[Node], has_tree: bool, leaf: str | None = None) -> States:
     """States for every node; `has_tree` is False when entries lack ids in a file whose version
-    says they should have them (Pi itself cannot walk such a file: everything is unknown)."""
+    says they should have them (Pi itself cannot walk such a file: everything is unknown).
+    `leaf` defaults to the last node (the materialized leaf); an id not among the nodes too."""
     if not nodes:
         return States(None, {}, {}, [])
     by_id = {n.entry_id: n for n in nodes}
-    leaf = nodes[-1].entry_id
+    leaf = leaf if leaf is not None and leaf in by_id else nodes[-1].entry_id
     path = _path(by_id, leaf) if has_tree else None
     if path is None:
         unknown = {n.entry_id: UNKNOWN for n in nodes}
