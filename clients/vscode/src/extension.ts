@@ -8,7 +8,7 @@ import { METHODS, type ReindexResult, type StatusResult } from './core/protocol'
 import { parseRef, formatRef } from './core/refs';
 import { type Order } from './core/readUri';
 import { statusBarText } from './core/render';
-import { e2eLog } from './e2eLog';
+import { announceStep, writeStepsTo } from './steps';
 import { ReadView, targetOf } from './readView';
 import { Search } from './search';
 import { Server } from './server';
@@ -17,7 +17,9 @@ import { Trace, eventAtCursor } from './trace';
 
 let server: Server | undefined;
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
+export function activate(context: vscode.ExtensionContext): void {
+  const stepsFile = process.env.PI_EVENTS_E2E_LOG;
+  if (stepsFile) context.subscriptions.push(writeStepsTo(stepsFile));
   const log = vscode.window.createOutputChannel('Pi Events', { log: true });
   server = new Server(log);
   const reads = new ReadView(server);
@@ -57,7 +59,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
     const text = formatRef(ref);
     await vscode.env.clipboard.writeText(text);
-    e2eLog('copy', { text });
+    announceStep('copy', { text });
     void vscode.window.setStatusBarMessage(`Copied ${text}`, 3000);
   });
   command('piEvents.revealSource', async (arg?: unknown) => {
@@ -80,7 +82,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         { location: vscode.ProgressLocation.Notification, title: 'Pi Events: reindexing' },
         () => s.request<ReindexResult>(METHODS.reindex, {}),
       );
-      e2eLog('reindex', { ...r });
+      announceStep('reindex', { ...r });
       void vscode.window.showInformationMessage(`Pi Events: reindexed (${r.changedSessions} sessions changed, generation ${r.generation}).`);
       status.refreshSoon(0);
     } catch (err) {

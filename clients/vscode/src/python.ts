@@ -56,7 +56,7 @@ export function canImportServer(python: string): Promise<{ ok: boolean; detail: 
   return new Promise((resolve) => {
     execFile(python, ['-c', `import ${SERVER_MODULE}`], { timeout: 20000 }, (err, _stdout, stderr) => {
       if (!err) resolve({ ok: true, detail: '' });
-      else resolve({ ok: false, detail: (stderr || String(err)).trim().split('\n').slice(-1)[0] ?? '' });
+      else resolve({ ok: false, detail: (stderr || err.message).trim().split('\n').slice(-1)[0] ?? '' });
     });
   });
 }

@@ -7,7 +7,7 @@ import { METHODS, type ReadParams, type ReadResult } from './core/protocol';
 import { DEFAULT_LENGTH, MAX_LENGTH, type Order, type ReadTarget, parseReadUri, readUriString } from './core/readUri';
 import { type EventRef, SCHEME, findRefs, formatRef, parseRef } from './core/refs';
 import { hasMore, readMarkdown, stepTarget } from './core/render';
-import { e2eLog } from './e2eLog';
+import { announceStep } from './steps';
 import { type Server } from './server';
 
 export function targetOf(uri: vscode.Uri): ReadTarget | undefined {
@@ -51,11 +51,11 @@ export class ReadView implements vscode.TextDocumentContentProvider, vscode.Docu
     try {
       const result = await this.server.request<ReadResult>(METHODS.read, readParams(target), token);
       this.results.set(uri.toString(), result);
-      e2eLog('read', { uri: uri.toString(true), ref: result.event.ref, line: result.source.line, more: hasMore(result) });
+      announceStep('read', { uri: uri.toString(true), ref: result.event.ref, line: result.source.line, more: hasMore(result) });
       return readMarkdown(result, { now: Date.now() });
     } catch (err) {
       const message = String((err as Error)?.message ?? err);
-      e2eLog('readError', { uri: uri.toString(true), message });
+      announceStep('readError', { uri: uri.toString(true), message });
       return `# ${formatRef(target.ref)}\n\nCould not read this event: ${message}\n`;
     }
   }
@@ -86,14 +86,14 @@ export class ReadView implements vscode.TextDocumentContentProvider, vscode.Docu
   async open(ref: EventRef | string, order: Order = 'append', options: vscode.TextDocumentShowOptions = {}): Promise<vscode.TextEditor | undefined> {
     const parsed = typeof ref === 'string' ? parseRef(ref) : ref;
     if (!parsed) {
-      void vscode.window.showErrorMessage(`Pi Events: not an event reference: ${String(ref)}`);
+      void vscode.window.showErrorMessage(`Pi Events: not an event reference: ${typeof ref === 'string' ? ref : formatRef(ref)}`);
       return undefined;
     }
     const uri = readUri({ ref: parsed, order });
     let doc = await vscode.workspace.openTextDocument(uri);
     if (doc.languageId !== 'markdown') doc = await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
     const editor = await vscode.window.showTextDocument(doc, { preview: true, ...options });
-    e2eLog('openRead', { uri: uri.toString(true) });
+    announceStep('openRead', { uri: uri.toString(true) });
     return editor;
   }
 
@@ -134,7 +134,7 @@ export class ReadView implements vscode.TextDocumentContentProvider, vscode.Docu
     let doc = await vscode.workspace.openTextDocument(wider);
     if (doc.languageId !== 'markdown') doc = await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
     await vscode.window.showTextDocument(doc, { preview: true });
-    e2eLog('openRead', { uri: wider.toString(true) });
+    announceStep('openRead', { uri: wider.toString(true) });
   }
 
   async revealSource(uri: vscode.Uri): Promise<void> {
@@ -158,6 +158,6 @@ export async function openSourceLine(uri: string, line: number, options: vscode.
     selection: new vscode.Range(pos, pos),
   });
   editor.revealRange(new vscode.Range(pos, pos), vscode.TextEditorRevealType.InCenter);
-  e2eLog('openSource', { uri, line });
+  announceStep('openSource', { uri, line });
   return editor;
 }

@@ -9,7 +9,7 @@ import { ERRORS, type Hit, KINDS, METHODS, type SearchParams, type SearchResult 
 import { hitItemText, protectedLabel, shortenPath, unbold, unprotect, type HighlightStyle } from './core/render';
 import { pathContext } from './python';
 import { formatRef } from './core/refs';
-import { e2eLog } from './e2eLog';
+import { announceStep } from './steps';
 import { type ReadView, openSourceLine } from './readView';
 import { type Server } from './server';
 
@@ -186,7 +186,7 @@ export class Search implements vscode.Disposable {
     if (this.cursor) items.push({ label: protectedLabel('ellipsis', 'More results…'), action: 'more', alwaysShow: true });
     qp.items = items;
     if (log) {
-      e2eLog('search', {
+      announceStep('search', {
         query: this.value,
         filters: toWireFilters(this.filters) ?? null,
         refs: this.hits.map((h) => h.ref),
@@ -227,7 +227,7 @@ export class Search implements vscode.Disposable {
     } else if (button === copyButton) {
       const text = formatRef({ sessionId: hit.sessionId, entryId: hit.entryId });
       await vscode.env.clipboard.writeText(text);
-      e2eLog('copy', { text });
+      announceStep('copy', { text });
       void vscode.window.setStatusBarMessage(`Copied ${hit.ref}`, 3000);
     } else if (button === traceButton) {
       this.picker?.hide();

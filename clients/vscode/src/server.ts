@@ -10,6 +10,7 @@ import {
   LanguageClient,
   type LanguageClientOptions,
   type ServerOptions,
+  State,
   type StaticFeature,
   WorkDoneProgress,
   WorkDoneProgressCreateRequest,
@@ -105,7 +106,7 @@ export class Server implements vscode.Disposable {
     const client = new LanguageClient('piEvents', 'Pi Events', serverOptions, clientOptions);
     client.registerFeature(new ProgressTracker(client, (p) => this.progressEmitter.fire(p)));
     client.onDidChangeState((e) => {
-      if (e.newState === 1 /* Stopped */) this.stateEmitter.fire({ kind: 'stopped' });
+      if (e.newState === State.Stopped) this.stateEmitter.fire({ kind: 'stopped' });
     });
     this.client = client;
     try {

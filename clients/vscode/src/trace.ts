@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { type EventAtParams, type EventAtResult, METHODS, type TraceResult } from './core/protocol';
 import { type EventRef, formatRef, parseRef, refAt } from './core/refs';
 import { traceEntries, type TraceEntry } from './core/render';
-import { e2eLog } from './e2eLog';
+import { announceStep } from './steps';
 import { type ReadView, openSourceLine, targetOf } from './readView';
 import { type Server } from './server';
 
@@ -66,12 +66,12 @@ export class Trace {
       void vscode.window.showErrorMessage(`Pi Events: trace failed: ${String((err as Error)?.message ?? err)}`);
       return;
     }
-    await this.show(formatRef(ref), trace);
+    this.show(formatRef(ref), trace);
   }
 
-  private async show(ref: string, trace: TraceResult): Promise<void> {
+  private show(ref: string, trace: TraceResult): void {
     const entries = traceEntries(trace, Date.now());
-    e2eLog('trace', { ref, sections: entries.map((e) => `${e.section}:${e.ref ?? e.path ?? ''}`) });
+    announceStep('trace', { ref, sections: entries.map((e) => `${e.section}:${e.ref ?? e.path ?? ''}`) });
     const items: Item[] = [];
     let section = '';
     for (const entry of entries) {

@@ -253,5 +253,5 @@ export const ERRORS = {
 } as const;
 
 export function isVisible(node: Node | null | undefined): node is VisibleNode {
-  return !!node && node.masked !== true && typeof (node as VisibleNode).ref === 'string';
+  return !!node && node.masked !== true && typeof node.ref === 'string';
 }

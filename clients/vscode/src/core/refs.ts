@@ -49,7 +49,7 @@ export function findRefs(text: string): FoundRef[] {
   for (const m of text.matchAll(IN_TEXT)) {
     const start = m.index ?? 0;
     let entryId = m[2];
-    let fragmentId = m[3];
+    const fragmentId = m[3];
     let raw = m[0];
     if (!fragmentId) {
       const trimmed = trimSentenceEnd(entryId);
