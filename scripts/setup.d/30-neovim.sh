@@ -15,6 +15,15 @@ else
   exit 1
 fi
 
+# The :PiEvents install tests create a venv with the first python3 on PATH that is not next to a
+# pi-event-search (so not .venv/bin): it needs the venv module (Debian: python3-venv).
+py3=$(PATH=$(printf %s "$PATH" | tr ':' '\n' | while read -r d; do [ -e "$d/pi-event-search" ] || printf '%s:' "$d"; done) \
+  command -v python3 || true)
+if [ -z "$py3" ] || ! "$py3" -c 'import ensurepip, venv' 2>/dev/null; then
+  echo "python3 (${py3:-none}) cannot create virtual environments (apt install python3-venv):" \
+    "the :PiEvents install tests will fail" >&2
+fi
+
 if [ -n "${TELESCOPE_RTP:-}" ] && [ -n "${PLENARY_RTP:-}" ]; then
   echo "telescope: using TELESCOPE_RTP=$TELESCOPE_RTP PLENARY_RTP=$PLENARY_RTP"
   exit 0

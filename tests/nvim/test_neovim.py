@@ -525,13 +525,17 @@ def test_install_then_search(world: World, installed: Run) -> None:
             f"command: {bin_} serve") in health, health
     assert f"OK server running: pi-event-search {project_version()}" in health
     assert out["log_exists"] is True
+    assert out["upgrade"] == {"ok": True, "restarted": True, "old_stopped": True,
+                              "notes_attached": True, "clients": 1}
+    assert out["upgrade_hits"] == out["select"]["refs"]
     bad = out["bad_source"]
-    assert bad["ok"] is False and bad["message"].startswith("pip install failed (exit 1):"), bad
+    assert bad["ok"] is False and bad["message"].startswith("pip exited with 1:\n"), bad
     assert "no-such-checkout" in bad["message"]
     assert out["kept"] == {"resolved": out["after"]["resolved"], "version": project_version()}
     notes = [n["msg"] for n in out["notifications"]]
     assert any(n.startswith(f"pi_events: installing pi-event-search from the plugin's checkout {REPO} (")
                for n in notes), notes
+    assert any(re.match(r"pi_events: pip: installing .*pi-event-search", n) for n in notes), notes
     print(f"\n:PiEvents install took {result['seconds']:.1f} s (script {installed.seconds:.1f} s)")
 
 

@@ -75,6 +75,25 @@ H.run(function()
   H.put("health_after", checkhealth())
   H.put("log_exists", vim.uv.fs_stat(install.log_path()) ~= nil)
 
+  -- Again: an upgrade in place; the running server restarts on it, buffers stay attached.
+  local again
+  require("pi_events").install({ sync = false, on_done = function(r)
+    again = r
+  end })
+  H.check("upgrade finished", H.wait(function()
+    return again ~= nil
+  end, H.case.install_timeout_ms), H.result.notifications)
+  local c2 = H.client()
+  H.put("upgrade", { ok = again and again.ok or vim.NIL, restarted = c2.id ~= c.id,
+    old_stopped = vim.lsp.get_client_by_id(c.id) == nil,
+    notes_attached = vim.lsp.buf_is_attached(vim.fn.bufnr(F.notes), c2.id),
+    clients = #vim.lsp.get_clients({ name = require("pi_events.client").name }) })
+  local again_hits = require("pi_events.client").request_sync("piEvents/search",
+    { query = "zebrafish", limit = 5 }, 15000, c2)
+  H.put("upgrade_hits", again_hits and vim.tbl_map(function(h)
+    return h.ref
+  end, again_hits.hits) or vim.NIL)
+
   -- A source pip cannot install fails clearly and keeps the installed server.
   opts.package = vim.fn.tempname() .. "-no-such-checkout"
   H.put("bad_source", install.run({ sync = true }) or vim.NIL)

@@ -66,25 +66,58 @@ local function append_log(path, text)
   end
 end
 
+--- A vim.system stdout handler that keeps the output and calls `on_line` (scheduled) per line.
+---@param chunks string[]
+---@param on_line fun(line: string)
+---@return fun(err: string|nil, data: string|nil)
+local function line_reader(chunks, on_line)
+  local partial = ""
+  return function(_, data)
+    if not data then
+      return
+    end
+    table.insert(chunks, data)
+    local lines = vim.split(partial .. data, "\n")
+    partial = table.remove(lines)
+    for _, line in ipairs(lines) do
+      vim.schedule(function()
+        on_line(line)
+      end)
+    end
+  end
+end
+
 --- Run a command, then call `on_exit` with its result (at once when `sync`).
 ---@param sync boolean
 ---@param cmd string[]
 ---@param on_exit fun(res: vim.SystemCompleted)
-local function exec(sync, cmd, on_exit)
+---@param on_line fun(line: string)|nil  sees each line of stdout as it comes
+local function exec(sync, cmd, on_exit, on_line)
   append_log(M.log_path(), "$ " .. table.concat(cmd, " ") .. "\n")
-  local t0 = vim.uv.hrtime()
+  local t0, chunks = vim.uv.hrtime(), {}
   local function done(res)
+    res.stdout = res.stdout or table.concat(chunks)
     local took = ("[exit %d, %.1f s]\n"):format(res.code, (vim.uv.hrtime() - t0) / 1e9)
     append_log(M.log_path(), (res.stdout or "") .. (res.stderr or "") .. took)
     on_exit(res)
   end
-  local opts = { text = true, timeout = M.timeout, env = { PIP_DISABLE_PIP_VERSION_CHECK = "1" } }
+  local opts = { text = true, timeout = M.timeout, env = { PIP_DISABLE_PIP_VERSION_CHECK = "1" },
+    stdout = on_line and line_reader(chunks, on_line) or nil }
   local ok, job = pcall(vim.system, cmd, opts, not sync and vim.schedule_wrap(done) or nil)
   if not ok then
     return done({ code = 127, signal = 0, stdout = "", stderr = tostring(job) })
   end
   if sync then
     done(job:wait())
+  end
+end
+
+--- pip's progress worth showing: what it is about to install.
+---@param line string
+local function pip_progress(line)
+  local packages = line:match("^Installing collected packages: (.+)$")
+  if packages then
+    notify("pip: installing " .. packages .. " ...")
   end
 end
 
@@ -126,10 +159,10 @@ local function steps(sync, finish)
     notify(("installing pi-event-search from %s into %s (pip) ..."):format(what, venv))
     exec(sync, { vpy, "-m", "pip", "install", "--upgrade", src }, function(res)
       if res.code ~= 0 then
-        return finish(false, ("pip install failed (exit %d):\n%s"):format(res.code, tail(res.stderr, 12)))
+        return finish(false, ("pip exited with %d:\n%s"):format(res.code, tail(res.stderr, 12)))
       end
       verify()
-    end)
+    end, pip_progress)
   end
 
   local function create()
