@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from lspclient import LspClient  # noqa: E402
 from run import QUERY_MIX, dist, log, machine  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -87,6 +88,35 @@ def run_pi(corpus: Path, index: Path, args: list[dict[str, Any]], think_ms: int,
     return [json.loads(line) for line in out.read_text().splitlines()]
 
 
+def server_alone(manifest: dict[str, Any], index: Path, args: list[dict[str, Any]]
+                 ) -> list[float]:
+    """The same searches sent straight to the server (bench/lspclient.py), without Pi or the
+    extension: what the tool adds is the difference."""
+    env = {**os.environ, "PI_CODING_AGENT_DIR": manifest["agent_dir"],
+           "PI_EVENT_SEARCH_INDEX": str(index)}
+    c = LspClient([str(SERVER), "serve"], env)
+    try:
+        c.initialize(manifest["roots"], {"watch": False})
+        c.request("piEvents/reindex", {}, timeout=1800)
+        times = []
+        for a in args:
+            filters: dict[str, Any] = {}
+            if "tool" in a:
+                filters["tool"] = [a["tool"]]
+            if "kinds" in a:
+                filters["kind"] = a["kinds"]
+            t0 = time.perf_counter()
+            c.request("piEvents/search", {"query": a["query"], "limit": 10, "filters": filters})
+            times.append((time.perf_counter() - t0) * 1000)
+        return times
+    finally:
+        c.close()
+
+
+def rounded(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: round(v, 2) if isinstance(v, float) else v for k, v in d.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--corpus", type=Path, default=Path("/work/bench-corpus/corpus-1G"))
@@ -105,6 +135,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="pi-tool-bench-") as tmp:
         rows = run_pi(a.corpus, a.index, args, a.think_ms, Path(tmp))
     wall = time.perf_counter() - t0
+    log("the same searches straight to the server")
+    alone = server_alone(manifest, a.index, args[1:])
     errors = [r for r in rows if r["isError"]]
     if errors:
         raise SystemExit(f"{len(errors)} tool errors, first: {errors[0].get('text')}")
@@ -121,10 +153,9 @@ def main() -> None:
         "pi": json.loads((PI / "package.json").read_text())["version"],
         "think_ms": a.think_ms, "calls": len(timed), "wall_s": round(wall, 1),
         "first_call_ms": round(first["ms"], 1),
-        "event_search_ms": {k: round(v, 2) if isinstance(v, float) else v
-                            for k, v in dist([r["ms"] for r in timed]).items()},
-        "by_class_ms": {c: {k: round(v, 2) if isinstance(v, float) else v
-                            for k, v in dist(v).items()} for c, v in per_class.items()},
+        "event_search_ms": rounded(dist([r["ms"] for r in timed])),
+        "server_alone_ms": rounded(dist(alone)),
+        "by_class_ms": {c: rounded(dist(v)) for c, v in per_class.items()},
         "result_chars": {k: round(v) if isinstance(v, float) else v
                          for k, v in dist(chars).items()},
         "hits_per_call_p50": sorted(r["hits"] for r in timed)[len(timed) // 2],

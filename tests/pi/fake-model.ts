@@ -3,9 +3,10 @@
  * provider "fake", model "fake-1". The script is a JSON file named by $PI_FAKE_SCRIPT:
  *   {"turns": [{"calls": [{"name": "event_search", "args": {...}}, ...]}, ..., {"text": "done"}]}
  * Placeholders in string arguments: "$SESSION" (the current session id) and "$REF" (the first
- * pi-event reference in the first event_search result of the latest batch).
+ * pi-event reference in the first event_search result of the latest batch). With $PI_FAKE_PROMPT_OUT
+ * set, the system prompt of the first request is written there.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { type Context, fauxAssistantMessage, fauxToolCall, getApiProvider, registerFauxProvider } from "@mariozechner/pi-ai";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 
@@ -41,7 +42,9 @@ export default function (pi: ExtensionAPI): void {
 	};
 	const faux = registerFauxProvider({ api: "fake-api", provider: "fake" });
 	faux.setResponses(
-		script.turns.map((turn) => (context: Context) => {
+		script.turns.map((turn, i) => (context: Context) => {
+			// What the model was told (the tools' snippets and guidelines), for the test to check.
+			if (i === 0 && process.env.PI_FAKE_PROMPT_OUT) writeFileSync(process.env.PI_FAKE_PROMPT_OUT, context.systemPrompt ?? "");
 			if (!turn.calls) return fauxAssistantMessage(turn.text ?? "done");
 			const calls = turn.calls.map((c) =>
 				fauxToolCall(c.name, Object.fromEntries(Object.entries(c.args).map(([k, v]) => [k, fill(v, context)]))),

@@ -80,7 +80,8 @@ def run_pi(p: Project, turns: list[dict[str, Any]], prompt: str,
            path: str | None = None) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
     script = p.tmp / "script.json"
     script.write_text(json.dumps({"turns": turns}))
-    env = p.env(path) | {"PI_FAKE_SCRIPT": str(script)}
+    env = p.env(path) | {"PI_FAKE_SCRIPT": str(script),
+                         "PI_FAKE_PROMPT_OUT": str(p.tmp / "system-prompt.txt")}
     argv = [shutil.which("node") or "node", str(pi_cli()), "-p", "--offline", "-nc",
             "-e", str(EXT / "src" / "index.ts"), "-e", str(FAKE_MODEL),
             "--provider", "fake", "--model", "fake-1", prompt]
@@ -133,6 +134,9 @@ def test_tools_search_read_trace_with_authorization_and_cutoff(project: Project)
     ]
     done, entries = run_pi(project, turns, f"what happened with {WORD} before?")
     assert done.returncode == 0, done.stderr[-3000:]
+    prompt = (project.tmp / "system-prompt.txt").read_text()
+    assert "event_search: Search earlier Pi sessions of this project" in prompt
+    assert "Then use event_read on a hit's ref" in prompt  # the guidelines
     t = Transcript(entries)
     assert len(t.calls) == 5 and len(t.results) == 5, [c[1]["name"] for c in t.calls]
 
