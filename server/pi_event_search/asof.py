@@ -13,15 +13,13 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from pi_event_search import tree
 from pi_event_search.authz import Scope
-
-if TYPE_CHECKING:
-    from pi_event_search.search import Filters
+from pi_event_search.filters import Filters
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,15 +69,16 @@ def as_of(conn: sqlite3.Connection, scope: Scope, session_id: str | None) -> AsO
                            (session_id,)).fetchone()
     if session is None:
         return None
-    sid, version = session[0], session[1] or 1
+    sid, version = session["sid"], session["version"] or 1
     cut = conn.execute("SELECT seq, parent_id FROM events WHERE sid = ? AND entry_id = ?",
                        (sid, scope.cutoff or "")).fetchone()
-    nodes = [tree.Node(seq, eid, pid, etype, orjson.loads(facts) if facts else {})
-             for seq, eid, pid, etype, facts in conn.execute(
+    nodes = [tree.Node(r["seq"], r["entry_id"], r["parent_id"], r["entry_type"],
+                       orjson.loads(r["facts"]) if r["facts"] else {})
+             for r in conn.execute(
                  "SELECT seq, entry_id, parent_id, entry_type, facts FROM events "
                  "WHERE sid = ? AND seq < ? ORDER BY seq",
-                 (sid, cut[0] if cut is not None else 1 << 62))]
+                 (sid, cut["seq"] if cut is not None else 1 << 62))]
     # As ingest decides: Pi walks v1 files (a chain after its migration) and files with ids.
     walkable = version < 2 or not any(n.entry_id.startswith("v1~") for n in nodes)
-    states = tree.compute(nodes, walkable, leaf=cut[1] if cut is not None else None)
+    states = tree.compute(nodes, walkable, leaf=cut["parent_id"] if cut is not None else None)
     return AsOf(sid, states.leaf, states.branch, states.selection)

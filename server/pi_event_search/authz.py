@@ -135,9 +135,9 @@ class Scope:
             "SELECT e.facts FROM events e JOIN sessions s ON s.sid = e.sid "
             "WHERE s.session_id = ? AND e.entry_type = 'session_info' "
             f"AND {where} ORDER BY e.seq DESC LIMIT 1", [session_id, *params]).fetchone()
-        if row is None or not row[0]:
+        if row is None or not row["facts"]:
             return None
-        value = json.loads(row[0]).get("name")
+        value = json.loads(row["facts"]).get("name")
         return value if isinstance(value, str) and value else None
 
     def sees(self, cwd_canon: str | None) -> bool:

@@ -29,18 +29,21 @@ def source(path: str, line: int, byte_off: int) -> dict[str, Any]:
     return {"path": path, "uri": Path(path).as_uri(), "line": line, "byteOffset": byte_off}
 
 
-def hit_from_row(row: tuple[Any, ...], score: float, frag: str, kind: str,
+def hit_from_row(row: sqlite3.Row, score: float, frag: str, kind: str,
                  snippet: tuple[str, list[list[int]]]) -> dict[str, Any]:
-    (_, entry_id, entry_type, role, tool, is_error, ts, line, off, branch, context, selection,
-     _preview, session_id, cwd, name, path) = row
+    """A hit from an events row joined to its session (entry_id, entry_type, role, tool_name,
+    is_error, ts, line, byte_off, branch_state, context_role, selection_state, session_id, cwd,
+    name, path)."""
     text, matches = snippet
     return {
-        "ref": format_ref(session_id, entry_id), "sessionId": session_id, "entryId": entry_id,
-        "fragmentId": frag, "kind": kind, "entryType": entry_type, "role": role,
-        "toolName": tool, "isError": bool(is_error), "timestamp": ts,
+        "ref": format_ref(row["session_id"], row["entry_id"]), "sessionId": row["session_id"],
+        "entryId": row["entry_id"], "fragmentId": frag, "kind": kind,
+        "entryType": row["entry_type"], "role": row["role"], "toolName": row["tool_name"],
+        "isError": bool(row["is_error"]), "timestamp": row["ts"],
         "snippet": text, "matches": matches, "score": round(float(score), 4),
-        "cwd": cwd, "sessionName": name, "branchState": branch, "contextRole": context,
-        "selectionState": selection, "source": source(path, line, off),
+        "cwd": row["cwd"], "sessionName": row["name"], "branchState": row["branch_state"],
+        "contextRole": row["context_role"], "selectionState": row["selection_state"],
+        "source": source(row["path"], row["line"], row["byte_off"]),
     }
 
 
@@ -51,7 +54,7 @@ def snippets(conn: sqlite3.Connection, match: str | None, fids: list[int]
     out: dict[int, tuple[str, list[list[int]]]] = {}
     for fid in fids:
         row = conn.execute("SELECT text FROM fragments WHERE fid = ?", (fid,)).fetchone()
-        out[fid] = collapse(_mark(unpack(row[0]) if row else "", words, prefix))
+        out[fid] = collapse(_mark(unpack(row["text"]) if row else "", words, prefix))
     return out
 
 
@@ -152,19 +155,16 @@ def collapse(marked: str) -> tuple[str, list[list[int]]]:
     return cut, kept
 
 
-NODE_COLUMNS = (
-    "e.eid, e.seq, e.entry_id, e.parent_id, e.entry_type, e.role, e.kinds, e.ts, e.preview, "
-    "e.branch_state, e.line, e.byte_off, s.session_id, s.path")
-
-
-def node_from_row(row: tuple[Any, ...]) -> dict[str, Any]:
-    (_, _, entry_id, _, entry_type, role, kinds, ts, preview, branch, line, off, session_id,
-     path) = row
+def node_from_row(row: sqlite3.Row) -> dict[str, Any]:
+    """A node from an events row joined to its session (entry_id, entry_type, role, kinds, ts,
+    preview, branch_state, line, byte_off, session_id, path)."""
+    kinds = row["kinds"]
     return {
-        "ref": format_ref(session_id, entry_id), "sessionId": session_id, "entryId": entry_id,
-        "entryType": entry_type, "role": role, "kind": (kinds.split(",")[0] or None) if kinds
-        else None, "timestamp": ts, "preview": preview, "branchState": branch,
-        "source": source(path, line, off),
+        "ref": format_ref(row["session_id"], row["entry_id"]), "sessionId": row["session_id"],
+        "entryId": row["entry_id"], "entryType": row["entry_type"], "role": row["role"],
+        "kind": (kinds.split(",")[0] or None) if kinds else None, "timestamp": row["ts"],
+        "preview": row["preview"], "branchState": row["branch_state"],
+        "source": source(row["path"], row["line"], row["byte_off"]),
     }
 
 

@@ -41,7 +41,7 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
             progress: Progress | None = None) -> Report:
     """Bring the index up to date with what is on disk now."""
     observed, unavailable = scan(dirs)
-    known = {row[0]: row for row in conn.execute(
+    known = {row["path"]: row for row in conn.execute(
         "SELECT path, root, dev, ino, size, mtime_ns, session_id, status, reason FROM files")}
     infos = {o.path: _header(o, known.get(o.path)) for o in observed}
     canonical = _canonical(observed, infos)
@@ -65,14 +65,14 @@ def refresh_paths(conn: sqlite3.Connection, paths: set[str]) -> Report | None:
     for path in sorted(paths):
         row = conn.execute("SELECT root, live, session_id, status FROM files WHERE path = ?",
                            (path,)).fetchone()
-        if row is None or row[3] != "indexed" or not isinstance(row[2], str):
+        if row is None or row["status"] != "indexed" or not isinstance(row["session_id"], str):
             return None
         try:
             st = os.stat(path)
         except OSError:
             return None
-        observed.append((Observation(path, row[0], bool(row[1]), st.st_dev, st.st_ino,
-                                     st.st_size, st.st_mtime_ns), row[2]))
+        observed.append((Observation(path, row["root"], bool(row["live"]), st.st_dev, st.st_ino,
+                                     st.st_size, st.st_mtime_ns), row["session_id"]))
     report = Report(files=len(observed))
     with store.WriteBatch(conn) as batch:
         batch.begin()
@@ -86,7 +86,7 @@ def refresh_paths(conn: sqlite3.Connection, paths: set[str]) -> Report | None:
 
 def _apply_all(conn: sqlite3.Connection, observed: list[Observation],
                infos: dict[str, HeaderInfo], canonical: dict[str, Observation],
-               known: dict[str, tuple[object, ...]], report: Report,
+               known: dict[str, sqlite3.Row], report: Report,
                progress: Progress | None) -> None:
     outcomes: dict[str, Outcome] = {}
 
@@ -124,20 +124,25 @@ def _apply_all(conn: sqlite3.Connection, observed: list[Observation],
         report.count(outcome)
 
 
-def _settled(obs: Observation, row: tuple[object, ...] | None) -> bool:
+def _same_stat(obs: Observation, row: sqlite3.Row) -> bool:
+    return (row["dev"], row["ino"], row["size"], row["mtime_ns"]) \
+        == (obs.dev, obs.ino, obs.size, obs.mtime_ns)
+
+
+def _settled(obs: Observation, row: sqlite3.Row | None) -> bool:
     """Indexed, and not touched since (old enough that its mtime cannot hide a change): skip
     without opening it. Keeps a refresh with nothing new cheap on big histories."""
-    return row is not None and row[7] == "indexed" \
-        and row[2:6] == (obs.dev, obs.ino, obs.size, obs.mtime_ns) \
+    return row is not None and row["status"] == "indexed" and _same_stat(obs, row) \
         and time.time_ns() - obs.mtime_ns > RACY_NS
 
 
-def _header(obs: Observation, row: tuple[object, ...] | None) -> HeaderInfo:
+def _header(obs: Observation, row: sqlite3.Row | None) -> HeaderInfo:
     """The file's session id, re-read only when the file changed since we last saw it."""
-    if row is not None and row[2:6] == (obs.dev, obs.ino, obs.size, obs.mtime_ns) \
-            and row[7] in ("indexed", "duplicate", "skipped"):
-        return HeaderInfo(row[6] if isinstance(row[6], str) else None,
-                          row[8] if isinstance(row[8], str) else None)
+    if row is not None and _same_stat(obs, row) \
+            and row["status"] in ("indexed", "duplicate", "skipped"):
+        session_id, reason = row["session_id"], row["reason"]
+        return HeaderInfo(session_id if isinstance(session_id, str) else None,
+                          reason if isinstance(reason, str) else None)
     return read_header_info(obs.path)
 
 
@@ -156,9 +161,10 @@ def _canonical(observed: list[Observation], infos: dict[str, HeaderInfo]
 
 
 def _not_a_session(conn: sqlite3.Connection, obs: Observation, info: HeaderInfo,
-                   row: tuple[object, ...] | None, outcomes: dict[str, Outcome]) -> None:
+                   row: sqlite3.Row | None, outcomes: dict[str, Outcome]) -> None:
     reason = info.reason or "not a session"
-    if row is not None and row[7] in ("indexed", "stale") and isinstance(row[6], str):
+    if row is not None and row["status"] in ("indexed", "stale") \
+            and isinstance(row["session_id"], str):
         # Was a good session: a changed file we cannot parse keeps its last known-good index.
         mark_stale(conn, obs.path, reason)
         outcomes[obs.path] = Outcome("stale", error=reason)
@@ -188,7 +194,8 @@ def _forget(conn: sqlite3.Connection, seen: set[str], roots: set[str],
     """Drop files confirmed gone; mark those under unreadable roots unavailable."""
     removed = 0
     rows = conn.execute("SELECT path, root FROM files").fetchall()
-    for path, root in rows:
+    for row in rows:
+        path, root = row["path"], row["root"]
         if path in seen:
             continue
         if root in unavailable or root not in roots:
@@ -197,8 +204,8 @@ def _forget(conn: sqlite3.Connection, seen: set[str], roots: set[str],
                 conn.execute("UPDATE sessions SET state = 'unavailable', "
                              "error = 'sessions directory unreadable' WHERE path = ?", (path,))
             continue
-        for (sid,) in conn.execute("SELECT sid FROM sessions WHERE path = ?", (path,)).fetchall():
-            drop_session(conn, sid)
+        for sess in conn.execute("SELECT sid FROM sessions WHERE path = ?", (path,)).fetchall():
+            drop_session(conn, sess["sid"])
             removed += 1
         conn.execute("DELETE FROM files WHERE path = ?", (path,))
     return removed

@@ -10,7 +10,7 @@ import os
 import sqlite3
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -65,29 +65,61 @@ def _apply(conn: sqlite3.Connection, obs: Observation, session_id: str) -> Outco
         raise Stale(f"unreadable: {exc.strerror or exc}") from exc
     with fh:
         st = os.fstat(fh.fileno())
-        if cp is not None and sess is not None and sess[1] == obs.path and cp[9] == "indexed":
-            same = (cp[0], cp[1], cp[2], cp[3]) == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if cp is not None and sess is not None and sess["path"] == obs.path \
+                and cp["status"] == "indexed":
+            same = (cp["dev"], cp["ino"], cp["size"], cp["mtime_ns"]) \
+                == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
             # A file changed within the mtime granularity looks unchanged: check its content.
             racy = time.time_ns() - st.st_mtime_ns < RACY_NS
             if same and (not racy or _appended(fh, st, cp)):
                 conn.execute("UPDATE sessions SET state = 'ok', error = NULL WHERE sid = ?",
-                             (sess[0],))
+                             (sess["sid"],))
                 return Outcome("unchanged")
             if _appended(fh, st, cp):
-                return _append(conn, fh, st, obs, sess[0], cp[4], cp[5])
+                return _append(conn, fh, st, obs, sess["sid"], cp["committed"], cp["lines"])
         return _rebuild(conn, fh, st, obs, session_id)
 
 
-def _appended(fh: Any, st: os.stat_result, cp: tuple[Any, ...]) -> bool:
-    if (cp[0], cp[1]) != (st.st_dev, st.st_ino) or st.st_size < cp[4]:
+def _appended(fh: Any, st: os.stat_result, cp: sqlite3.Row) -> bool:
+    if (cp["dev"], cp["ino"]) != (st.st_dev, st.st_ino) or st.st_size < cp["committed"]:
         return False
     header = jsonl.read_line_at(fh, 0)
-    if header is None or jsonl.digest(header) != cp[6]:
+    if header is None or jsonl.digest(header) != cp["header_hash"]:
         return False
-    if cp[7] is None:
+    if cp["last_off"] is None:
         return True
-    last = jsonl.read_line_at(fh, cp[7])
-    return last is not None and jsonl.digest(last) == cp[8]
+    last = jsonl.read_line_at(fh, cp["last_off"])
+    return last is not None and jsonl.digest(last) == cp["last_hash"]
+
+
+class _EventRow(NamedTuple):
+    """An events row as inserted; the states are known only once the session's tree is."""
+
+    eid: int
+    sid: int
+    entry_id: str
+    parent_id: str | None
+    seq: int
+    line: int
+    byte_off: int
+    sub: int
+    lhash: bytes
+    entry_type: str
+    role: str | None
+    tool_name: str | None
+    ts: str | None
+    ts_ms: int | None
+    is_error: int
+    context_role: str
+    branch_state: str
+    selection_state: str
+    preview: str
+    kinds: str
+    facts: str | None
+
+
+_INSERT_EVENT = (f"INSERT INTO events ({', '.join(_EventRow._fields)}) "
+                 f"VALUES ({','.join('?' * len(_EventRow._fields))})")
 
 
 class _Batch:
@@ -97,10 +129,10 @@ class _Batch:
                  has_ids: bool) -> None:
         self.conn, self.sid, self.cwd, self.seq = conn, sid, cwd, seq
         canon = conn.execute("SELECT cwd_canon FROM sessions WHERE sid = ?", (sid,)).fetchone()
-        self.places = place_tokens(canon[0] if canon else None)
-        self.eid = (conn.execute("SELECT max(eid) FROM events").fetchone()[0] or 0) + 1
-        self.fid = (conn.execute("SELECT max(fid) FROM fragments").fetchone()[0] or 0) + 1
-        self.events: list[tuple[Any, ...]] = []
+        self.places = place_tokens(canon["cwd_canon"] if canon else None)
+        self.eid = (conn.execute("SELECT max(eid) AS n FROM events").fetchone()["n"] or 0) + 1
+        self.fid = (conn.execute("SELECT max(fid) AS n FROM fragments").fetchone()["n"] or 0) + 1
+        self.events: list[_EventRow] = []
         self.fragments: list[tuple[Any, ...]] = []
         self.fts: list[tuple[Any, ...]] = []
         self.relations: list[tuple[Any, ...]] = []
@@ -149,10 +181,11 @@ class _Batch:
         self.eid += 1
         facts = dict(ev.tree)
         kinds = ",".join(dict.fromkeys(f.kind for f in ev.fragments))
-        self.events.append((eid, self.sid, entry_id, parent_id, self.seq, prep.line, prep.offset,
-                            prep.sub, prep.line_hash, ev.entry_type, ev.role, ev.tool_name,
-                            prep.ts, prep.ts_ms, int(ev.is_error), ev.context_role, ev.preview,
-                            kinds, orjson.dumps(facts).decode() if facts else None))
+        self.events.append(_EventRow(
+            eid, self.sid, entry_id, parent_id, self.seq, prep.line, prep.offset, prep.sub,
+            prep.line_hash, ev.entry_type, ev.role, ev.tool_name, prep.ts, prep.ts_ms,
+            int(ev.is_error), ev.context_role, tree.UNKNOWN, tree.UNKNOWN, ev.preview, kinds,
+            orjson.dumps(facts).decode() if facts else None))
         for frag, packed in zip(ev.fragments, prep.packed, strict=True):
             # The places are not stored with the fragment: a delete derives them again from
             # the session's stored cwd_canon (they cost more bytes than the text of many rows).
@@ -179,13 +212,10 @@ class _Batch:
 
     def write(self, states: tree.States) -> None:
         self.flush()
-        rows = [(*e[:15], e[15], states.branch.get(e[2], tree.UNKNOWN),
-                 states.selection.get(e[2], tree.UNKNOWN), *e[16:]) for e in self.events]
-        self.conn.executemany(
-            "INSERT INTO events (eid, sid, entry_id, parent_id, seq, line, byte_off, sub, lhash, "
-            "entry_type, role, tool_name, ts, ts_ms, is_error, context_role, branch_state, "
-            "selection_state, preview, kinds, facts) VALUES "
-            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        rows = [e._replace(branch_state=states.branch.get(e.entry_id, tree.UNKNOWN),
+                           selection_state=states.selection.get(e.entry_id, tree.UNKNOWN))
+                for e in self.events]
+        self.conn.executemany(_INSERT_EVENT, rows)
 
 
 def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observation,
@@ -194,9 +224,9 @@ def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observa
     header, header_raw = parsed.header, parsed.header_raw
     if header is None or header_raw is None or header.get("id") != session_id:
         raise Stale(parsed.reason or "session header changed while indexing")
-    for (sid,) in conn.execute("SELECT sid FROM sessions WHERE session_id = ? OR path = ?",
-                               (session_id, obs.path)).fetchall():
-        drop_session(conn, sid)
+    for old in conn.execute("SELECT sid FROM sessions WHERE session_id = ? OR path = ?",
+                            (session_id, obs.path)).fetchall():
+        drop_session(conn, old["sid"])
     sid = upsert_session(conn, header, obs.path)
     raw_version = header.get("version")
     version = raw_version if isinstance(raw_version, int) else 1
@@ -217,9 +247,10 @@ def _append(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observat
             committed: int, lines: int) -> Outcome:
     chunk = jsonl.Chunk(end_offset=committed, end_line=lines)
     stream = jsonl.stream_records(fh, committed, lines + 1, st.st_size - committed, chunk)
-    cwd, version, count, leaf = conn.execute(
+    sess = conn.execute(
         "SELECT cwd, version, entries, leaf FROM sessions WHERE sid = ?", (sid,)).fetchone()
-    batch = _Batch(conn, sid, cwd, count, has_ids=(version or 1) >= 2)
+    cwd, leaf = sess["cwd"], sess["leaf"]
+    batch = _Batch(conn, sid, cwd, sess["entries"], has_ids=(sess["version"] or 1) >= 2)
     batch.prev_id = leaf
     for prep in prepare(stream, cwd, skip_header=False):
         batch.add(prep)
@@ -227,8 +258,9 @@ def _append(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observat
             batch.flush()
     states = _extended(conn, sid, leaf, batch)
     if states is None:  # the leaf moved elsewhere, or a compaction: recompute the whole session
-        nodes = [tree.Node(seq, eid, pid, etype, orjson.loads(facts) if facts else {})
-                 for seq, eid, pid, etype, facts in conn.execute(
+        nodes = [tree.Node(r["seq"], r["entry_id"], r["parent_id"], r["entry_type"],
+                           orjson.loads(r["facts"]) if r["facts"] else {})
+                 for r in conn.execute(
                      "SELECT seq, entry_id, parent_id, entry_type, facts FROM events "
                      "WHERE sid = ? ORDER BY seq", (sid,))]
         batch.has_ids = batch.has_ids and not any(n.entry_id.startswith("v1~") for n in nodes)
@@ -251,7 +283,7 @@ def _extended(conn: sqlite3.Connection, sid: int, leaf: str | None, batch: _Batc
         return None
     row = conn.execute("SELECT branch_state FROM events WHERE sid = ? AND entry_id = ?",
                        (sid, leaf)).fetchone()
-    if row is None or row[0] != tree.SELECTED:
+    if row is None or row["branch_state"] != tree.SELECTED:
         return None
     selection = {n.entry_id: tree.DIRECT if tree.makes_context(n) else tree.NOT_APPLICABLE
                  for n in new}
@@ -260,7 +292,7 @@ def _extended(conn: sqlite3.Connection, sid: int, leaf: str | None, batch: _Batc
 
 def _update_states(conn: sqlite3.Connection, sid: int, old: list[tree.Node],
                    states: tree.States) -> None:
-    current = {e: (b, s) for e, b, s in conn.execute(
+    current = {r["entry_id"]: (r["branch_state"], r["selection_state"]) for r in conn.execute(
         "SELECT entry_id, branch_state, selection_state FROM events WHERE sid = ?", (sid,))}
     changed = [(states.branch[n.entry_id], states.selection[n.entry_id], sid, n.entry_id)
                for n in old
@@ -309,4 +341,5 @@ def _finish(conn: sqlite3.Connection, sid: int, batch: _Batch, states: tree.Stat
 
 
 def batch_session_id(conn: sqlite3.Connection, sid: int) -> str:
-    return str(conn.execute("SELECT session_id FROM sessions WHERE sid = ?", (sid,)).fetchone()[0])
+    row = conn.execute("SELECT session_id FROM sessions WHERE sid = ?", (sid,)).fetchone()
+    return str(row["session_id"])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from pi_event_search import jsonl
 from pi_event_search.authz import Scope
@@ -29,6 +29,11 @@ def _check(offset: int, length: int, before: int, after: int, order: str) -> Non
         raise InvalidRef("order must be 'append' or 'branch'")
 
 
+class _Located(NamedTuple):
+    row: Row  # the event joined to its session
+    entry: dict[str, Any] | None  # read back from the source; None when it no longer matches
+
+
 def read_event(conn: sqlite3.Connection, refresh: Callable[[], object], target: Ref,
                scope: Scope, *, fragment: str | None = None, offset: int = 0,
                length: int = 4000, before: int = 1, after: int = 1,
@@ -36,16 +41,15 @@ def read_event(conn: sqlite3.Connection, refresh: Callable[[], object], target: 
     _check(offset, length, before, after, order)
     fragment = fragment or target.fragment
     found = _locate(conn, target, scope)
-    if found is not None and found[1] is None:  # the source changed since it was indexed
+    if found is not None and found.entry is None:  # the source changed since it was indexed
         refresh()
         found = _locate(conn, target, scope)
     if found is None:
         raise NotFound(str(target))
-    if found[1] is None:
-        raise NotFound(f"{target} (no longer in its source file {found[0][13]}; search again)")
-    row, obj, meta = found[0], found[1], found[2]
-    assert obj is not None
-    event = project(obj, meta["cwd"], bounded=False)
+    row, entry = found
+    if entry is None:
+        raise NotFound(f"{target} (no longer in its source file {row['path']}; search again)")
+    event = project(entry, row["cwd"], bounded=False)
     frags = event.fragments
     if fragment is not None:
         frags = [f for f in frags if f.fragment_id == fragment]
@@ -65,40 +69,44 @@ def read_event(conn: sqlite3.Connection, refresh: Callable[[], object], target: 
                           "offset": offset, "length": len(window), "totalLength": len(f.text),
                           "truncated": truncated})
     tree = Tree(conn, scope, target.session_id)
+    meta = _event_meta(conn, scope, row)
+    node = row
     if tree.asof is not None:  # the caller's own session: states as of its cutoff
-        row = tree.one(target.session_id, target.entry_id) or row
-        tree.asof.patch(meta["event"])
+        node = tree.one(target.session_id, target.entry_id) or row
+        tree.asof.patch(meta)
     return {
-        "event": {**meta["event"], "kinds": list(dict.fromkeys(f.kind for f in event.fragments)),
+        "event": {**meta, "kinds": list(dict.fromkeys(f.kind for f in event.fragments)),
                   "toolName": event.tool_name, "isError": event.is_error},
-        "source": source(row[13], row[10], row[11]),
+        "source": source(row["path"], row["line"], row["byte_off"]),
         "fragments": out_frags,
         "omitted": omitted,
-        "neighbours": neighbours(tree, meta["sid"], row, order, before, after),
+        "neighbours": neighbours(tree, row["sid"], node, order, before, after),
     }
 
 
-def _locate(conn: sqlite3.Connection, target: Ref, scope: Scope
-            ) -> tuple[Row, dict[str, Any] | None, dict[str, Any]] | None:
-    """The event's row, its entry object read back from the source (None if it no longer
-    matches), and metadata; None when the event is not indexed or not visible."""
+def _event_meta(conn: sqlite3.Connection, scope: Scope, row: Row) -> dict[str, Any]:
+    return {
+        "ref": format_ref(row["session_id"], row["entry_id"]), "sessionId": row["session_id"],
+        "entryId": row["entry_id"], "parentId": row["parent_id"], "entryType": row["entry_type"],
+        "role": row["role"], "timestamp": row["ts"], "cwd": row["cwd"],
+        "sessionName": scope.session_name(conn, row["session_id"], row["name"]),
+        "branchState": row["branch_state"], "contextRole": row["context_role"],
+        "selectionState": row["selection_state"]}
+
+
+def _locate(conn: sqlite3.Connection, target: Ref, scope: Scope) -> _Located | None:
+    """The event's row and its entry read back from the source; None when the event is not
+    indexed or not visible."""
     where, params = scope.event_sql(target.session_id)
-    full = conn.execute(
-        "SELECT e.eid, e.seq, e.entry_id, e.parent_id, e.entry_type, e.role, e.kinds, e.ts, "
-        "e.preview, e.branch_state, e.line, e.byte_off, s.session_id, s.path, e.sub, e.lhash, "
-        "e.context_role, e.selection_state, s.cwd, s.name, e.sid FROM events e "
+    row = conn.execute(
+        "SELECT e.eid, e.sid, e.seq, e.entry_id, e.parent_id, e.entry_type, e.role, e.kinds, "
+        "e.ts, e.preview, e.branch_state, e.line, e.byte_off, e.sub, e.lhash, e.context_role, "
+        "e.selection_state, s.session_id, s.path, s.cwd, s.name FROM events e "
         f"JOIN sessions s ON s.sid = e.sid WHERE s.session_id = ? AND e.entry_id = ? AND {where}",
         [target.session_id, target.entry_id, *params]).fetchone()
-    if full is None:
+    if row is None:
         return None
-    row = full[:14]
-    meta = {"sid": full[20], "cwd": full[18], "event": {
-        "ref": format_ref(full[12], full[2]), "sessionId": full[12], "entryId": full[2],
-        "parentId": full[3], "entryType": full[4], "role": full[5], "timestamp": full[7],
-        "cwd": full[18], "sessionName": scope.session_name(conn, full[12], full[19]),
-        "branchState": full[9],
-        "contextRole": full[16], "selectionState": full[17]}}
-    return row, _read_back(full[13], full[11], full[14], full[15]), meta
+    return _Located(row, _read_back(row["path"], row["byte_off"], row["sub"], row["lhash"]))
 
 
 def _read_back(path: str, offset: int, sub: int, lhash: bytes) -> dict[str, Any] | None:

@@ -9,14 +9,15 @@ from __future__ import annotations
 import base64
 import hashlib
 import sqlite3
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass
+from typing import Any, NamedTuple
 
 import orjson
 
 from pi_event_search import store
 from pi_event_search.asof import as_of, unfiltered
 from pi_event_search.authz import Scope
+from pi_event_search.filters import Filters as Filters  # its home; imported from here too
 from pi_event_search.hits import hit_from_row, snippets
 from pi_event_search.query import parse
 
@@ -33,21 +34,6 @@ CANDIDATES = 1000  # a query matching more fragments ranks the newest this many 
 
 class StaleCursor(ValueError):
     pass
-
-
-@dataclass(slots=True)
-class Filters:
-    session_id: str | None = None
-    cwd: str | None = None
-    kinds: list[str] = field(default_factory=list)
-    roles: list[str] = field(default_factory=list)
-    tools: list[str] = field(default_factory=list)
-    since_ms: int | None = None
-    until_ms: int | None = None
-    errors: bool = False
-    branch_states: list[str] = field(default_factory=list)
-    selection_states: list[str] = field(default_factory=list)
-    file: str | None = None  # absolute path (or directory), or a relative path suffix
 
 
 @dataclass(slots=True)
@@ -109,10 +95,20 @@ def _weight_sql() -> str:
     return f"(CASE f.kind {cases} ELSE 1.0 END)"
 
 
-HIT_COLUMNS = (
+# What hits.hit_from_row reads, selected by both queries below (read by name, in any order).
+_HIT_COLUMNS = (
     "e.eid, e.entry_id, e.entry_type, e.role, e.tool_name, e.is_error, e.ts, e.line, e.byte_off, "
-    "e.branch_state, e.context_role, e.selection_state, e.preview, s.session_id, s.cwd, s.name, "
-    "s.path")
+    "e.branch_state, e.context_role, e.selection_state, s.session_id, s.cwd, s.name, s.path")
+
+
+class _Candidate(NamedTuple):
+    """An event that answers the query, with its evidence: the best fragment."""
+
+    row: sqlite3.Row
+    score: float
+    fid: int
+    frag: str
+    kind: str
 
 
 def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope, *,
@@ -135,11 +131,11 @@ def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope,
                        scope.fts_filter())
     more = len(rows) > limit
     rows = rows[:limit]
-    texts = snippets(conn, parsed.match, [r[-3] for r in rows])
+    texts = snippets(conn, parsed.match, [c.fid for c in rows])
     # bm25 draws on statistics of the whole index, sessions the caller may not see included: its
     # value would tell how often a term occurs there. The score shown is the rank, nothing more.
-    hits = [hit_from_row(r[:-4], 1.0 / (1 + offset + i) if parsed.match is not None else r[-4],
-                         r[-2], r[-1], texts[r[-3]]) for i, r in enumerate(rows)]
+    hits = [hit_from_row(c.row, 1.0 / (1 + offset + i) if parsed.match is not None else c.score,
+                         c.frag, c.kind, texts[c.fid]) for i, c in enumerate(rows)]
     for hit in hits:
         hit["sessionName"] = scope.session_name(conn, hit["sessionId"], hit["sessionName"])
         if own:
@@ -149,7 +145,7 @@ def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope,
 
 def _ranked(conn: sqlite3.Connection, match: str, f: Filters, where: list[str],
             params: list[Any], limit: int, offset: int, scope_fts: str | None
-            ) -> list[tuple[Any, ...]]:
+            ) -> list[_Candidate]:
     kind_where: list[str] = []
     kind_params: list[Any] = []
     _in("f.kind", f.kinds, kind_where, kind_params)
@@ -167,23 +163,24 @@ def _ranked(conn: sqlite3.Connection, match: str, f: Filters, where: list[str],
         WHERE fts MATCH ? AND {' AND '.join(where)}{extra} {window}),
       best AS (SELECT *, row_number() OVER (PARTITION BY eid ORDER BY score, fid) AS rn
                FROM scored)
-      SELECT {HIT_COLUMNS}, best.fid, best.frag, best.kind, -best.score FROM best
+      SELECT {_HIT_COLUMNS}, best.fid AS fid, best.frag AS frag, best.kind AS kind,
+             -best.score AS score FROM best
       JOIN events e ON e.eid = best.eid JOIN sessions s ON s.sid = e.sid
       WHERE rn = 1 ORDER BY best.score, e.ts_ms DESC, e.eid LIMIT ? OFFSET ?"""
     full = f"({match}) AND {scope_fts}" if scope_fts else match
     rows = conn.execute(sql, [full, *params, *kind_params, limit, offset]).fetchall()
-    return [(*r[:-4], r[-1], r[-4], r[-3], r[-2]) for r in rows]
+    return [_Candidate(r, r["score"], r["fid"], r["frag"], r["kind"]) for r in rows]
 
 
 def _recent(conn: sqlite3.Connection, f: Filters, where: list[str], params: list[Any],
-            limit: int, offset: int) -> list[tuple[Any, ...]]:
+            limit: int, offset: int) -> list[_Candidate]:
     """Empty query: the newest events passing the filters, evidence = their first fragment."""
     kind_where: list[str] = []
     kind_params: list[Any] = []
     _in("f.kind", f.kinds, kind_where, kind_params)
     kinds = (" AND " + " AND ".join(kind_where)) if kind_where else ""
     sql = f"""
-      SELECT {HIT_COLUMNS}, 0.0,
+      SELECT {_HIT_COLUMNS}, 0.0 AS score,
         (SELECT f.fid FROM fragments f WHERE f.eid = e.eid{kinds} ORDER BY f.fid LIMIT 1) AS fid
       FROM events e JOIN sessions s ON s.sid = e.sid
       WHERE {' AND '.join(where)} AND fid IS NOT NULL
@@ -191,8 +188,9 @@ def _recent(conn: sqlite3.Connection, f: Filters, where: list[str], params: list
     rows = conn.execute(sql, [*kind_params, *params, limit, offset]).fetchall()
     out = []
     for r in rows:
-        frag = conn.execute("SELECT frag, kind FROM fragments WHERE fid = ?", (r[-1],)).fetchone()
-        out.append((*r[:-2], r[-2], r[-1], frag[0], frag[1]))
+        frag = conn.execute("SELECT frag, kind FROM fragments WHERE fid = ?", (r["fid"],)
+                            ).fetchone()
+        out.append(_Candidate(r, r["score"], r["fid"], frag["frag"], frag["kind"]))
     return out
 
 

@@ -30,11 +30,11 @@ def drop_session(conn: sqlite3.Connection, sid: int) -> None:
     original text, which the fragments table keeps (compressed)."""
     eids = "SELECT eid FROM events WHERE sid = ?"
     canon = conn.execute("SELECT cwd_canon FROM sessions WHERE sid = ?", (sid,)).fetchone()
-    places = place_tokens(canon[0] if canon else None)
+    places = place_tokens(canon["cwd_canon"] if canon else None)
     old = conn.execute(f"SELECT fid, text, meta FROM fragments WHERE eid IN ({eids})", (sid,))
     conn.executemany("INSERT INTO fts (fts, rowid, text, meta) VALUES ('delete', ?, ?, ?)",
-                     ((fid, unpack(text), with_places(meta, places))
-                      for fid, text, meta in old.fetchall()))
+                     ((r["fid"], unpack(r["text"]), with_places(r["meta"], places))
+                      for r in old.fetchall()))
     conn.execute(f"DELETE FROM fragments WHERE eid IN ({eids})", (sid,))
     conn.execute(f"DELETE FROM relations WHERE eid IN ({eids})", (sid,))
     conn.execute(f"DELETE FROM file_refs WHERE eid IN ({eids})", (sid,))

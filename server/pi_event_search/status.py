@@ -16,36 +16,39 @@ def status(conn: sqlite3.Connection, index_path: Path, dirs: list[SessionDir],
            scope: Scope | None) -> dict[str, Any]:
     visible, params = (scope or Scope(None)).session_sql("s")
     count = conn.execute(
-        f"SELECT count(*), coalesce(sum(s.entries), 0) FROM sessions s WHERE {visible}",
-        params).fetchone()
+        "SELECT count(*) AS sessions, coalesce(sum(s.entries), 0) AS events FROM sessions s "
+        f"WHERE {visible}", params).fetchone()
     fragments = conn.execute(
-        f"SELECT count(*) FROM fragments f JOIN events e ON e.eid = f.eid "
-        f"JOIN sessions s ON s.sid = e.sid WHERE {visible}", params).fetchone()[0]
+        f"SELECT count(*) AS n FROM fragments f JOIN events e ON e.eid = f.eid "
+        f"JOIN sessions s ON s.sid = e.sid WHERE {visible}", params).fetchone()["n"]
 
     def listing(state: str) -> list[dict[str, Any]]:
-        return [{"sessionId": sid, "path": path, "error": err} for sid, path, err in conn.execute(
-            f"SELECT s.session_id, s.path, s.error FROM sessions s WHERE s.state = ? AND {visible}",
-            [state, *params])]
+        return [{"sessionId": r["session_id"], "path": r["path"], "error": r["error"]}
+                for r in conn.execute(
+                    "SELECT s.session_id, s.path, s.error FROM sessions s "
+                    f"WHERE s.state = ? AND {visible}", [state, *params])]
 
-    duplicates = [{"sessionId": sid, "path": path, "canonicalPath": canon}
-                  for sid, path, canon in conn.execute(
+    duplicates = [{"sessionId": r["session_id"], "path": r["path"],
+                   "canonicalPath": r["canonical_path"]}
+                  for r in conn.execute(
                       "SELECT f.session_id, f.path, f.canonical_path FROM files f "
                       "JOIN sessions s ON s.session_id = f.session_id "
                       f"WHERE f.status = 'duplicate' AND {visible}", params)]
-    bad = [{"sessionId": sid, "path": path, "badLines": n, "detail": detail}
-           for sid, path, n, detail in conn.execute(
+    bad = [{"sessionId": r["session_id"], "path": r["path"], "badLines": r["bad_lines"],
+            "detail": r["bad_detail"]}
+           for r in conn.execute(
                "SELECT f.session_id, f.path, f.bad_lines, f.bad_detail FROM files f "
                "JOIN sessions s ON s.path = f.path "
                f"WHERE f.bad_lines > 0 AND {visible}", params)]
     skipped = [] if scope is not None and scope.roots is not None else [
-        {"path": path, "reason": reason} for path, reason in conn.execute(
+        {"path": r["path"], "reason": r["reason"]} for r in conn.execute(
             "SELECT path, reason FROM files WHERE status = 'skipped' ORDER BY path")]
     size = sum(os.path.getsize(p) for p in (str(index_path), f"{index_path}-wal")
                if os.path.exists(p))
     return {
         "index": {"path": str(index_path), "bytes": size, "schemaVersion": store.SCHEMA_VERSION,
                   "generation": store.generation(conn)},
-        "sessions": count[0], "events": count[1], "fragments": fragments,
+        "sessions": count["sessions"], "events": count["events"], "fragments": fragments,
         "stale": listing("stale"), "unavailable": listing("unavailable"),
         "duplicates": duplicates, "badLines": bad, "skipped": skipped,
         "sessionDirs": [d.path for d in dirs],

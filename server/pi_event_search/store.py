@@ -98,6 +98,8 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
         fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
         os.close(fd)
     conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+    # Every query's columns are read by name: adding or reordering a column shifts nothing.
+    conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA busy_timeout = 60000")
     if not readonly:
         conn.execute("PRAGMA journal_mode = WAL")
@@ -110,18 +112,15 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
 
 
 def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
-    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    if app_id == APPLICATION_ID and version == SCHEMA_VERSION:
+    if _ours_and_current(conn):
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if app_id == APPLICATION_ID and version == SCHEMA_VERSION:
+        if _ours_and_current(conn):
             conn.execute("COMMIT")
             return
-        tables = [r[0] for r in conn.execute(
+        app_id = conn.execute("PRAGMA application_id").fetchone()["application_id"]
+        tables = [r["name"] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type IN ('table','view') "
             "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'fts_%'")]
         if app_id != APPLICATION_ID and tables:
@@ -138,6 +137,12 @@ def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
         raise
 
 
+def _ours_and_current(conn: sqlite3.Connection) -> bool:
+    app_id = conn.execute("PRAGMA application_id").fetchone()["application_id"]
+    version = conn.execute("PRAGMA user_version").fetchone()["user_version"]
+    return bool(app_id == APPLICATION_ID and version == SCHEMA_VERSION)
+
+
 def _statements(script: str) -> list[str]:
     """Split the schema into statements (triggers contain inner semicolons)."""
     out: list[str] = []
@@ -152,7 +157,7 @@ def _statements(script: str) -> list[str]:
 
 def generation(conn: sqlite3.Connection) -> int:
     row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-    return int(row[0]) if row else 0
+    return int(row["value"]) if row else 0
 
 
 def bump_generation(conn: sqlite3.Connection) -> None:

@@ -12,10 +12,8 @@ import orjson
 from pi_event_search.authz import Scope
 from pi_event_search.errors import NotFound
 from pi_event_search.eventref import Ref
-from pi_event_search.hits import MASKED, NODE_COLUMNS, node_from_row
+from pi_event_search.hits import MASKED, node_from_row
 from pi_event_search.neighbours import Row, Tree
-
-INVERSE = {"labels": "labels", "compacts": "compacts", "branch-summary-from": "branch-summary-from"}
 
 
 def trace_event(conn: sqlite3.Connection, target: Ref, scope: Scope) -> dict[str, Any]:
@@ -23,19 +21,18 @@ def trace_event(conn: sqlite3.Connection, target: Ref, scope: Scope) -> dict[str
     row = tree.one(target.session_id, target.entry_id)
     if row is None:
         raise NotFound(str(target))
-    eid, sid = row[0], conn.execute("SELECT sid FROM events WHERE eid = ?", (row[0],)).fetchone()[0]
+    eid, sid, entry_id = row["eid"], row["sid"], row["entry_id"]
     session = conn.execute("SELECT version, path, parent_path, leaf FROM sessions WHERE sid = ?",
                            (sid,)).fetchone()
-    parent = tree.by_entry(sid, row[3])
-    children = tree.children(sid, row[2])
+    parent = tree.by_entry(sid, row["parent_id"])
+    children = tree.children(sid, entry_id)
     if parent is not None:
-        siblings = [c for c in tree.children(sid, parent[2]) if c[2] != row[2]]
+        siblings = [c for c in tree.children(sid, parent["entry_id"]) if c["entry_id"] != entry_id]
     else:
-        siblings = [r for r in tree._rows("e.sid = ? AND e.parent_id IS NULL AND e.entry_id != ?",
-                                          [sid, row[2]])] if row[3] is None else []
-    tree_label = "derived" if (session[0] or 1) < 2 else "recorded"
+        siblings = tree.roots(sid, entry_id) if row["parent_id"] is None else []
+    tree_label = "derived" if (session["version"] or 1) < 2 else "recorded"
     relations = _relations(conn, tree, sid, eid, row, tree_label, parent, children, siblings)
-    leaf = tree.asof.leaf if tree.asof is not None else session[3]
+    leaf = tree.asof.leaf if tree.asof is not None else session["leaf"]
     toward, toward_ref = _toward_leaf(row, children, parent, leaf)
     return {
         "event": node_from_row(row),
@@ -44,21 +41,21 @@ def trace_event(conn: sqlite3.Connection, target: Ref, scope: Scope) -> dict[str
         "siblings": [node_from_row(s) for s in siblings],
         "towardLeaf": toward, "towardLeafRef": toward_ref,
         "relations": relations,
-        "files": [{"op": op, "path": path, "label": label} for op, path, label in conn.execute(
+        "files": [{"op": r["op"], "path": r["path"], "label": r["label"]} for r in conn.execute(
             "SELECT op, path, label FROM file_refs WHERE eid = ? ORDER BY rowid", (eid,))],
-        "lineage": _lineage(conn, scope, sid, session[1], session[2]),
-        "labels": _labels(conn, tree, sid, row[2]),
+        "lineage": _lineage(conn, scope, sid, session["path"], session["parent_path"]),
+        "labels": _labels(conn, tree, sid, entry_id),
     }
 
 
 def _toward_leaf(row: Row, children: list[Row], parent: Row | None, leaf: str | None
                  ) -> tuple[str | None, str | None]:
-    if row[9] == "selected":
-        if row[2] == leaf:
+    if row["branch_state"] == "selected":
+        if row["entry_id"] == leaf:
             return "self", node_from_row(row)["ref"]
-        on_path = [c for c in children if c[9] == "selected"]
+        on_path = [c for c in children if c["branch_state"] == "selected"]
         return ("child", node_from_row(on_path[0])["ref"]) if on_path else (None, None)
-    if row[9] == "alternate" and parent is not None:
+    if row["branch_state"] == "alternate" and parent is not None:
         return "parent", node_from_row(parent)["ref"]
     return None, None
 
@@ -76,41 +73,37 @@ def _relations(conn: sqlite3.Connection, tree: Tree, sid: int, eid: int, row: Ro
         out.append(_rel("parent", "out", label, parent))
     out += [_rel("child", "in", label, c) for c in children]
     out += [_rel("sibling", "out", "derived", s) for s in siblings]
-    for rtype, target in conn.execute("SELECT type, target FROM relations WHERE eid = ?", (eid,)):
-        if rtype == "tool-result-for":
+    for rel in conn.execute("SELECT type, target FROM relations WHERE eid = ?", (eid,)):
+        if rel["type"] == "tool-result-for":
             call = conn.execute("SELECT e.entry_id FROM calls c JOIN events e ON e.eid = c.eid "
                                 "WHERE c.sid = ? AND c.call_id = ? ORDER BY e.seq LIMIT 1",
-                                (sid, target)).fetchone()
-            node = tree.by_entry(sid, call[0]) if call else None
+                                (sid, rel["target"])).fetchone()
+            node = tree.by_entry(sid, call["entry_id"]) if call else None
         else:
-            node = tree.by_entry(sid, target)
+            node = tree.by_entry(sid, rel["target"])
         if node is not None:
-            out.append(_rel(rtype, "out", "recorded", node))
-    for (src,) in conn.execute(
+            out.append(_rel(rel["type"], "out", "recorded", node))
+    entry_id = row["entry_id"]
+    for src in conn.execute(
             "SELECT r.eid FROM relations r JOIN events e ON e.eid = r.eid WHERE e.sid = ? "
             "AND r.target = ? AND r.type IN ('labels', 'compacts', 'branch-summary-from')",
-            (sid, row[2])):
+            (sid, entry_id)):
         rtype = conn.execute("SELECT type FROM relations WHERE eid = ? AND target = ?",
-                             (src, row[2])).fetchone()[0]
-        node = _by_eid(tree, src)
+                             (src["eid"], entry_id)).fetchone()["type"]
+        node = tree.by_eid(src["eid"])
         if node is not None:
             out.append(_rel(rtype, "in", "recorded", node))
-    for (src,) in conn.execute(
+    for src in conn.execute(
             "SELECT DISTINCT r.eid FROM calls c JOIN relations r ON r.target = c.call_id "
             "AND r.type = 'tool-result-for' JOIN events e ON e.eid = r.eid AND e.sid = c.sid "
             "WHERE c.eid = ?", (eid,)):
-        node = _by_eid(tree, src)
+        node = tree.by_eid(src["eid"])
         if node is not None:
             out.append(_rel("tool-result-for", "in", "recorded", node))
-    out += [{"type": f"file-{op}", "direction": "out", "label": lab, "path": path}
-            for op, path, lab in conn.execute(
-                "SELECT op, path, label FROM file_refs WHERE eid = ?", (eid,))]
+    out += [{"type": f"file-{r['op']}", "direction": "out", "label": r["label"],
+             "path": r["path"]}
+            for r in conn.execute("SELECT op, path, label FROM file_refs WHERE eid = ?", (eid,))]
     return out
-
-
-def _by_eid(tree: Tree, eid: int) -> Row | None:
-    rows = tree._rows("e.eid = ?", [eid], limit=1)
-    return rows[0] if rows else None
 
 
 def _labels(conn: sqlite3.Connection, tree: Tree, sid: int, entry_id: str) -> list[str]:
@@ -120,9 +113,9 @@ def _labels(conn: sqlite3.Connection, tree: Tree, sid: int, entry_id: str) -> li
         "JOIN sessions s ON s.sid = e.sid WHERE e.sid = ? "
         f"AND r.type = 'labels' AND r.target = ? AND {tree.where} ORDER BY e.seq DESC LIMIT 1",
         [sid, entry_id, *tree.params]).fetchone()
-    if row is None or row[0] is None:
+    if row is None or row["facts"] is None:
         return []
-    label = orjson.loads(row[0]).get("label") or ""
+    label = orjson.loads(row["facts"]).get("label") or ""
     return [label] if label else []
 
 
@@ -132,23 +125,24 @@ def _lineage(conn: sqlite3.Connection, scope: Scope, sid: int, path: str,
     visible, params = scope.session_sql("s")
     if parent_path:
         rows = conn.execute(
-            f"SELECT s.sid, s.session_id, s.path, {visible} FROM sessions s WHERE s.path = ? "
-            "OR s.session_id = (SELECT session_id FROM files WHERE path = ?)",
+            f"SELECT s.sid, s.session_id, s.path, {visible} AS visible FROM sessions s "
+            "WHERE s.path = ? OR s.session_id = (SELECT session_id FROM files WHERE path = ?)",
             [*params, parent_path, parent_path]).fetchall()
         if not rows:
             out.append({"relation": "session-parent", "path": parent_path, "indexed": False})
-        for psid, psession, ppath, ok in rows[:1]:
-            if not ok:
+        for p in rows[:1]:
+            if not p["visible"]:
                 out.append({"relation": "session-parent", "masked": True})
                 continue
-            out.append({"relation": "session-parent", "sessionId": psession, "path": ppath,
-                        "label": "recorded", "forkAnchor": _anchor(conn, scope, sid, psid)})
-    for csid, csession, cpath, ok in conn.execute(
-            f"SELECT s.sid, s.session_id, s.path, {visible} FROM sessions s WHERE s.parent_path = ? "
-            "ORDER BY s.created", [*params, path]).fetchall():
-        out.append({"relation": "session-child", "sessionId": csession, "path": cpath,
-                    "label": "recorded", "forkAnchor": _anchor(conn, scope, csid, sid)}
-                   if ok else {"relation": "session-child", "masked": True})
+            out.append({"relation": "session-parent", "sessionId": p["session_id"],
+                        "path": p["path"], "label": "recorded",
+                        "forkAnchor": _anchor(conn, scope, sid, p["sid"])})
+    for c in conn.execute(
+            f"SELECT s.sid, s.session_id, s.path, {visible} AS visible FROM sessions s "
+            "WHERE s.parent_path = ? ORDER BY s.created", [*params, path]).fetchall():
+        out.append({"relation": "session-child", "sessionId": c["session_id"], "path": c["path"],
+                    "label": "recorded", "forkAnchor": _anchor(conn, scope, c["sid"], sid)}
+                   if c["visible"] else {"relation": "session-child", "masked": True})
     return out
 
 
@@ -156,18 +150,15 @@ def _anchor(conn: sqlite3.Connection, scope: Scope, child: int, parent: int
             ) -> dict[str, Any] | None:
     """The last entry of the child's copied prefix that also exists in the parent (derived)."""
     anchor: str | None = None
-    parent_ids = {r[0] for r in conn.execute("SELECT entry_id FROM events WHERE sid = ?",
-                                             (parent,))}
-    for (entry_id, etype) in conn.execute(
+    parent_ids = {r["entry_id"] for r in conn.execute(
+        "SELECT entry_id FROM events WHERE sid = ?", (parent,))}
+    for r in conn.execute(
             "SELECT entry_id, entry_type FROM events WHERE sid = ? ORDER BY seq", (child,)):
-        if entry_id in parent_ids:
-            anchor = entry_id
-        elif etype != "label":  # forks re-create labels with new ids at the end of the copy
+        if r["entry_id"] in parent_ids:
+            anchor = r["entry_id"]
+        elif r["entry_type"] != "label":  # forks re-create labels with new ids at the end
             break
     if anchor is None:
         return None
-    where, params = scope.event_sql(None)
-    row = conn.execute(f"SELECT {NODE_COLUMNS} FROM events e JOIN sessions s ON s.sid = e.sid "
-                       f"WHERE e.sid = ? AND e.entry_id = ? AND {where}",
-                       [parent, anchor, *params]).fetchone()
+    row = Tree(conn, scope, None).by_entry(parent, anchor)
     return {**node_from_row(row), "label": "derived"} if row else None

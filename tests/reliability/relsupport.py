@@ -91,7 +91,7 @@ def connect_ro(index: Path) -> sqlite3.Connection:
 
 def integrity(conn: sqlite3.Connection) -> None:
     """SQLite's and FTS5's own consistency checks (raise or assert on any problem)."""
-    rows = conn.execute("PRAGMA integrity_check").fetchall()
+    rows = [tuple(r) for r in conn.execute("PRAGMA integrity_check")]  # plain or sqlite3.Row
     assert rows == [("ok",)], rows
     conn.execute("INSERT INTO fts(fts) VALUES ('integrity-check')")
 

@@ -1,0 +1,20 @@
+"""What a search may be narrowed to, besides its text (docs/protocol.md, piEvents/search)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class Filters:
+    session_id: str | None = None
+    cwd: str | None = None
+    kinds: list[str] = field(default_factory=list)
+    roles: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    since_ms: int | None = None
+    until_ms: int | None = None
+    errors: bool = False
+    branch_states: list[str] = field(default_factory=list)
+    selection_states: list[str] = field(default_factory=list)
+    file: str | None = None  # absolute path (or directory), or a relative path suffix
