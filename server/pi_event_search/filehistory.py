@@ -15,7 +15,7 @@ import orjson
 
 from pi_event_search import store
 from pi_event_search.authz import Scope
-from pi_event_search.filerefs import EVENT_COLUMNS, TargetFile, file_hit, named, target_file
+from pi_event_search.filerefs import EVENT_COLUMNS, TargetFile, file_hit, target_file
 from pi_event_search.search import StaleCursor
 from pi_event_search.tools import FILE_CHANGE_TOOLS, FILE_READ_TOOLS
 
@@ -47,12 +47,13 @@ def file_history(conn: sqlite3.Connection, path: str, scope: Scope, *, limit: in
         "JOIN events e ON e.eid = r.eid JOIN sessions s ON s.sid = e.sid "
         f"WHERE {where} GROUP BY e.eid ORDER BY changed DESC, e.ts_ms DESC, e.eid DESC "
         "LIMIT ? OFFSET ?", [*params, limit + 1, offset])
-    rows = named(cur)
+    rows = cur.fetchall()
     hits = [_hit(conn, scope, target, row, offset + i) for i, row in enumerate(rows[:limit])]
-    changed, total = conn.execute(
-        "SELECT coalesce(sum(changed), 0), count(*) FROM (SELECT max(r.op = 'changed') AS changed "
-        "FROM file_refs r JOIN events e ON e.eid = r.eid JOIN sessions s ON s.sid = e.sid "
-        f"WHERE {where} GROUP BY e.eid)", params).fetchone()
+    counts = conn.execute(
+        "SELECT coalesce(sum(changed), 0) AS changed, count(*) AS total FROM (SELECT "
+        "max(r.op = 'changed') AS changed FROM file_refs r JOIN events e ON e.eid = r.eid "
+        f"JOIN sessions s ON s.sid = e.sid WHERE {where} GROUP BY e.eid)", params).fetchone()
+    changed, total = counts["changed"], counts["total"]
     more = len(rows) > limit
     return History(hits, _encode(key, gen, offset + limit) if more else None, changed,
                    total - changed)
@@ -64,7 +65,7 @@ def _where(target: TargetFile, scope: Scope) -> tuple[str, list[Any]]:
     return f"{paths} AND {auth}", [*path_params, *auth_params]
 
 
-def _hit(conn: sqlite3.Connection, scope: Scope, target: TargetFile, row: dict[str, Any],
+def _hit(conn: sqlite3.Connection, scope: Scope, target: TargetFile, row: sqlite3.Row,
          rank: int) -> dict[str, Any]:
     op = "changed" if row["changed"] else "read"
     tags = set(row["tags"].split(","))
@@ -74,7 +75,7 @@ def _hit(conn: sqlite3.Connection, scope: Scope, target: TargetFile, row: dict[s
                     relation=f"file-{op}", label=label, score=1.0 / (1 + rank))
 
 
-def _evidence(conn: sqlite3.Connection, target: TargetFile, row: dict[str, Any], op: str,
+def _evidence(conn: sqlite3.Connection, target: TargetFile, row: sqlite3.Row, op: str,
               label: str) -> tuple[str, str, str, str]:
     """The fragment that shows the evidence: the tool call naming the file, else a summary, else
     the event's first fragment. Also the text to mark in its snippet."""
@@ -83,16 +84,16 @@ def _evidence(conn: sqlite3.Connection, target: TargetFile, row: dict[str, Any],
     tools = FILE_CHANGE_TOOLS if op == "changed" else FILE_READ_TOOLS
     base = posixpath.basename(target.path)
     if label == "derived":
-        for frag_id, kind, stored, meta in frags:
-            if kind != "tool.call" or meta not in tools:
+        for f in frags:
+            if f["kind"] != "tool.call" or f["meta"] not in tools:
                 continue
-            text = store.unpack(stored)
+            text = store.unpack(f["text"])
             raw = _path_argument(text)
             if raw is not None and target.holds(raw, row["cwd"]):
-                return frag_id, kind, text, raw
-    for frag_id, kind, stored, _ in frags:
-        if kind.startswith("summary.") or label == "derived":
-            return frag_id, kind, store.unpack(stored), base
+                return f["frag"], f["kind"], text, raw
+    for f in frags:
+        if f["kind"].startswith("summary.") or label == "derived":
+            return f["frag"], f["kind"], store.unpack(f["text"]), base
     return row["entry_type"], row["entry_type"], "", base
 
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 import posixpath
 import sqlite3
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pi_event_search.authz import Scope, canonical
+from pi_event_search.eventref import format_ref
+from pi_event_search.hits import source
 from pi_event_search.tools import resolve_path
 
 EVENT_COLUMNS = (
@@ -53,28 +54,24 @@ def target_file(conn: sqlite3.Connection, path: str) -> TargetFile | None:
     spellings = dict.fromkeys([canon, posixpath.normpath(path)])
     parts = canon.strip("/").split("/")
     ancestors = ["/" + "/".join(parts[:i]) for i in range(len(parts) + 1)]
-    for cwd, cwd_canon in conn.execute(
+    for row in conn.execute(
             "SELECT DISTINCT cwd, cwd_canon FROM sessions WHERE cwd_canon IN "
             f"({','.join('?' * len(ancestors))}) AND cwd != cwd_canon", ancestors):
+        cwd = row["cwd"]
         if isinstance(cwd, str) and cwd.startswith("/"):
-            rest = canon[len(cwd_canon):].lstrip("/")
+            rest = canon[len(row["cwd_canon"]):].lstrip("/")
             spellings[posixpath.normpath(posixpath.join(cwd, rest))] = None
     return TargetFile(canon, tuple(spellings))
 
 
-def named(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor]
-
-
-def file_hit(conn: sqlite3.Connection, scope: Scope, row: dict[str, Any], *, fragment_id: str,
+def file_hit(conn: sqlite3.Connection, scope: Scope, row: sqlite3.Row, *, fragment_id: str,
              kind: str, text: str, mark: str | None, relation: str, label: str,
              score: float) -> dict[str, Any]:
     """The search Hit shape (docs/protocol.md) plus the file relation and its label; the
     snippet is cut from `text` around the first occurrence of `mark`, which is its match."""
     snippet, matches = _snippet(text, mark)
     return {
-        "ref": f"pi-event:{row['session_id']}/{row['entry_id']}",
+        "ref": format_ref(row["session_id"], row["entry_id"]),
         "sessionId": row["session_id"], "entryId": row["entry_id"], "fragmentId": fragment_id,
         "kind": kind, "entryType": row["entry_type"], "role": row["role"],
         "toolName": row["tool_name"], "isError": bool(row["is_error"]), "timestamp": row["ts"],
@@ -82,8 +79,7 @@ def file_hit(conn: sqlite3.Connection, scope: Scope, row: dict[str, Any], *, fra
         "sessionName": scope.session_name(conn, row["session_id"], row["session_name"]),
         "branchState": row["branch_state"], "contextRole": row["context_role"],
         "selectionState": row["selection_state"],
-        "source": {"path": row["session_path"], "uri": Path(row["session_path"]).as_uri(),
-                   "line": row["line"], "byteOffset": row["byte_off"]},
+        "source": source(row["session_path"], row["line"], row["byte_off"]),
         "relation": relation, "label": label,
     }
 

@@ -19,7 +19,7 @@ import orjson
 
 from pi_event_search import jsonl, store
 from pi_event_search.authz import Scope
-from pi_event_search.filerefs import EVENT_COLUMNS, TargetFile, file_hit, named, target_file
+from pi_event_search.filerefs import EVENT_COLUMNS, TargetFile, file_hit, target_file
 from pi_event_search.projection import HEAD_CHARS
 from pi_event_search.tools import FILE_CHANGE_TOOLS
 
@@ -60,15 +60,15 @@ def line_origin(conn: sqlite3.Connection, path: str, line_text: str, scope: Scop
 
 
 def _writers(conn: sqlite3.Connection, target: TargetFile, needle: str, scope: Scope
-             ) -> Iterator[tuple[dict[str, Any], Write]]:
+             ) -> Iterator[tuple[sqlite3.Row, Write]]:
     """Visible events that wrote the line into the file, newest first."""
     paths, params = target.sql("r.path")
     auth, auth_params = scope.event_sql(None)
-    rows = named(conn.execute(
+    rows = conn.execute(
         f"SELECT {EVENT_COLUMNS} FROM events e JOIN sessions s ON s.sid = e.sid "
         f"WHERE e.eid IN (SELECT r.eid FROM file_refs r WHERE {paths} AND r.op = 'changed' "
         f"AND r.label = 'derived') AND {auth} ORDER BY e.ts_ms DESC, s.created, e.eid",
-        [*params, *auth_params]))
+        [*params, *auth_params]).fetchall()
     escaped = orjson.dumps(needle).decode()[1:-1]  # as it appears inside an `edits` array
     for row in rows:
         if not _may_hold(conn, row["eid"], needle, escaped):
@@ -85,16 +85,16 @@ def _writers(conn: sqlite3.Connection, target: TargetFile, needle: str, scope: S
 def _may_hold(conn: sqlite3.Connection, eid: int, needle: str, escaped: str) -> bool:
     """Whether an indexed change call of the event could hold the line (never a false no)."""
     marks = ",".join("?" * len(FILE_CHANGE_TOOLS))
-    for (stored,) in conn.execute(
+    for f in conn.execute(
             "SELECT text FROM fragments WHERE eid = ? AND kind = 'tool.call' "
             f"AND meta IN ({marks})", (eid, *sorted(FILE_CHANGE_TOOLS))):
-        text = store.unpack(stored)
+        text = store.unpack(f["text"])
         if needle in text or escaped in text or (len(text) > HEAD_CHARS and OMITTED in text):
             return True
     return False
 
 
-def _source_entry(row: dict[str, Any]) -> dict[str, Any] | None:
+def _source_entry(row: sqlite3.Row) -> dict[str, Any] | None:
     """The entry read back from its session file, when that line is still what was indexed."""
     try:
         with open(row["session_path"], "rb") as fh:
@@ -154,7 +154,7 @@ def _failed(conn: sqlite3.Connection, sid: int, entry: dict[str, Any], block: in
     if not isinstance(call_id, str):
         return False
     row = conn.execute(
-        "SELECT max(e.is_error) FROM relations r JOIN events e ON e.eid = r.eid "
+        "SELECT max(e.is_error) AS failed FROM relations r JOIN events e ON e.eid = r.eid "
         "WHERE r.target = ? AND r.type = 'tool-result-for' AND e.sid = ?",
         (call_id, sid)).fetchone()
-    return bool(row and row[0])
+    return bool(row and row["failed"])
