@@ -9,22 +9,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from typing import Any, NamedTuple
+from typing import Any
 
 from pi_event_search import jsonl
 from pi_event_search.authz import Scope
 from pi_event_search.eventref import format_ref
 from pi_event_search.hits import source
-
-
-class _AtLine(NamedTuple):
-    session_id: str
-    entry_id: str
-    path: str
-    line: int
-    byte_off: int
-    sub: int
-    lhash: bytes
 
 
 def event_at(conn: sqlite3.Connection, path: str, line: int, scope: Scope) -> dict[str, Any] | None:
@@ -34,44 +24,43 @@ def event_at(conn: sqlite3.Connection, path: str, line: int, scope: Scope) -> di
     session = _session_at(conn, path, scope)
     if session is None:
         return None
-    where, params = scope.event_sql(session[0])
-    row = conn.execute(
+    where, params = scope.event_sql(session["session_id"])
+    at = conn.execute(
         "SELECT s.session_id, e.entry_id, s.path, e.line, e.byte_off, e.sub, e.lhash "
         "FROM events e JOIN sessions s ON s.sid = e.sid "
         f"WHERE s.session_id = ? AND e.line = ? AND {where} ORDER BY e.sub LIMIT 1",
-        [session[0], line + 1, *params]).fetchone()
-    if row is None:
+        [session["session_id"], line + 1, *params]).fetchone()
+    if at is None or not _still_there(at):
         return None
-    at = _AtLine(*row)
-    if not _still_there(at):
-        return None
-    return {"ref": format_ref(at.session_id, at.entry_id), "sessionId": at.session_id,
-            "entryId": at.entry_id, "source": source(at.path, at.line, at.byte_off)}
+    return {"ref": format_ref(at["session_id"], at["entry_id"]), "sessionId": at["session_id"],
+            "entryId": at["entry_id"], "source": source(at["path"], at["line"], at["byte_off"])}
 
 
-def _session_at(conn: sqlite3.Connection, path: str, scope: Scope) -> tuple[str, str] | None:
-    """(sessionId, indexed path) of the visible session stored at `path`, which may name the file
+def _session_at(conn: sqlite3.Connection, path: str, scope: Scope) -> sqlite3.Row | None:
+    """The visible session (session_id, indexed path) stored at `path`, which may name the file
     through another link than the one the index found it by."""
     real = os.path.realpath(path)
     where, params = scope.session_sql("s")
-    exact = conn.execute(f"SELECT s.session_id, s.path FROM sessions s WHERE s.path IN (?, ?) "
-                         f"AND {where} LIMIT 1", [path, real, *params]).fetchone()
+    exact: sqlite3.Row | None = conn.execute(
+        f"SELECT s.session_id, s.path FROM sessions s WHERE s.path IN (?, ?) AND {where} LIMIT 1",
+        [path, real, *params]).fetchone()
     if exact is not None:
-        return exact[0], exact[1]
+        return exact
     # The same file reached through a linked directory: same name, same real path.
     name = "/" + os.path.basename(path)
-    for session_id, indexed in conn.execute(
+    candidate: sqlite3.Row
+    for candidate in conn.execute(
             f"SELECT s.session_id, s.path FROM sessions s WHERE substr(s.path, -?) = ? AND {where}",
             [len(name), name, *params]):
-        if os.path.realpath(indexed) == real:
-            return session_id, indexed
+        if os.path.realpath(candidate["path"]) == real:
+            return candidate
     return None
 
 
-def _still_there(at: _AtLine) -> bool:
+def _still_there(at: sqlite3.Row) -> bool:
     try:
-        with open(at.path, "rb") as fh:
-            raw = jsonl.read_entry_line(fh, at.byte_off, at.sub)
+        with open(at["path"], "rb") as fh:
+            raw = jsonl.read_entry_line(fh, at["byte_off"], at["sub"])
     except OSError:
         return False
-    return raw is not None and jsonl.digest(raw) == at.lhash
+    return raw is not None and jsonl.digest(raw) == at["lhash"]
