@@ -22,20 +22,21 @@ for group, target in pairs({
   vim.api.nvim_set_hl(0, group, { link = target, default = true })
 end
 
+--- A subcommand that hands its argument (nil when there is none) to one function of the plugin.
+---@param name string
+---@return fun(args: string)
+local function passing_args(name)
+  return function(args)
+    require("pi_events")[name](args ~= "" and args or nil)
+  end
+end
+
 ---@type table<string, fun(args: string)>
 local subcommands = {
-  search = function(args)
-    require("pi_events").search(args ~= "" and args or nil)
-  end,
-  read = function(args)
-    require("pi_events").read(args ~= "" and args or nil)
-  end,
-  trace = function(args)
-    require("pi_events").trace(args ~= "" and args or nil)
-  end,
-  open = function(args)
-    require("pi_events").open_source(args ~= "" and args or nil)
-  end,
+  search = passing_args("search"),
+  read = passing_args("read"),
+  trace = passing_args("trace"),
+  open = passing_args("open_source"),
   status = function()
     require("pi_events").status()
   end,

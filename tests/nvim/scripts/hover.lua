@@ -10,9 +10,12 @@ H.run(function()
   vim.cmd.edit(F.notes)
   local notes = vim.api.nvim_get_current_buf()
   local c = H.client()
-  H.check("attached", H.wait(function()
-    return vim.lsp.buf_is_attached(notes, c.id)
-  end))
+  H.check(
+    "attached",
+    H.wait(function()
+      return vim.lsp.buf_is_attached(notes, c.id)
+    end)
+  )
   local line = vim.api.nvim_buf_get_lines(0, F.notes_ref_line - 1, F.notes_ref_line, false)[1]
   local col = assert(line:find("pi-event:", 1, true)) + 12
   vim.api.nvim_win_set_cursor(0, { F.notes_ref_line, col })
@@ -25,14 +28,17 @@ H.run(function()
   -- K: Neovim's default LSP mapping opens a floating window with the server's Markdown.
   vim.api.nvim_feedkeys("K", "x", false)
   local float
-  H.check("K opens a float", H.wait(function()
-    for _, w in ipairs(vim.api.nvim_list_wins()) do
-      if vim.api.nvim_win_get_config(w).relative ~= "" then
-        float = w
-        return true
+  H.check(
+    "K opens a float",
+    H.wait(function()
+      for _, w in ipairs(vim.api.nvim_list_wins()) do
+        if vim.api.nvim_win_get_config(w).relative ~= "" then
+          float = w
+          return true
+        end
       end
-    end
-  end, 5000))
+    end, 5000)
+  )
   if float then
     H.put("float_lines", vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(float), 0, -1, false))
     vim.api.nvim_win_close(float, true)
@@ -43,9 +49,13 @@ H.run(function()
   vim.api.nvim_win_set_cursor(0, { F.notes_ref_line, col })
   H.put("gd_mapping", vim.fn.maparg("gd", "n", false, true).desc or vim.NIL)
   vim.api.nvim_feedkeys("gd", "x", false)
-  H.check("gd jumps", H.wait(function()
-    return vim.api.nvim_buf_get_name(0) == F.session_path
-  end, 10000), vim.api.nvim_buf_get_name(0))
+  H.check(
+    "gd jumps",
+    H.wait(function()
+      return vim.api.nvim_buf_get_name(0) == F.session_path
+    end, 10000),
+    vim.api.nvim_buf_get_name(0)
+  )
   H.put("gd_buffer", vim.api.nvim_buf_get_name(0))
   H.put("gd_line", vim.api.nvim_win_get_cursor(0)[1])
   -- CTRL-O comes back to the note

@@ -16,18 +16,25 @@ H.run(function()
   local action_state = require("telescope.actions.state")
   vim.cmd("Telescope pi_events")
   local picker
-  H.check("picker opened", H.wait(function()
-    picker = action_state.get_current_picker(vim.api.nvim_get_current_buf())
-    return picker
-  end))
+  H.check(
+    "picker opened",
+    H.wait(function()
+      picker = action_state.get_current_picker(vim.api.nvim_get_current_buf())
+      return picker
+    end)
+  )
   picker:set_prompt("zebrafish")
   local refs = {}
-  H.check("results arrive", H.wait(function()
-    refs = {}
-    for e in picker.manager:iter() do
-      table.insert(refs, e.ref)
-    end
-    return #refs == 2
-  end), refs)
+  H.check(
+    "results arrive",
+    H.wait(function()
+      refs = {}
+      for e in picker.manager:iter() do
+        table.insert(refs, e.ref)
+      end
+      return #refs == 2
+    end),
+    refs
+  )
   H.put("entries", refs)
 end)

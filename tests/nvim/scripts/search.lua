@@ -14,9 +14,12 @@ local function find(finder, prompt)
   end, function()
     done = true
   end)
-  H.check("finder completes: " .. prompt, H.wait(function()
-    return done
-  end))
+  H.check(
+    "finder completes: " .. prompt,
+    H.wait(function()
+      return done
+    end)
+  )
   return got
 end
 
@@ -38,9 +41,12 @@ H.run(function()
   local zebra = find(finder, "zebrafish")
   H.put("zebrafish", refs(zebra))
   local raw = client.request_sync("piEvents/search", { query = "zebrafish", limit = 20 }, 10000, c)
-  H.put("raw_zebrafish", vim.tbl_map(function(h)
-    return h.ref
-  end, raw and raw.hits or {}))
+  H.put(
+    "raw_zebrafish",
+    vim.tbl_map(function(h)
+      return h.ref
+    end, raw and raw.hits or {})
+  )
   H.put("prefix", refs(find(finder, "zebraf")))
   H.put("empty", #find(finder, ""))
 
@@ -54,8 +60,13 @@ H.run(function()
         table.insert(matched, text:sub(h[1][1] + 1, h[1][2]))
       end
     end
-    table.insert(shown, { ref = e.ref, text = text, matched = matched, lnum = e.lnum,
-      filename = e.filename })
+    table.insert(shown, {
+      ref = e.ref,
+      text = text,
+      matched = matched,
+      lnum = e.lnum,
+      filename = e.filename,
+    })
   end
   H.put("websocket", shown)
 
@@ -73,8 +84,12 @@ H.run(function()
     return done >= 1
   end)
   vim.wait(300)
-  H.put("stale", { delivered = delivered, done = done, requests = slow.requests,
-    cancelled = slow.cancelled })
+  H.put("stale", {
+    delivered = delivered,
+    done = done,
+    requests = slow.requests,
+    cancelled = slow.cancelled,
+  })
 
   -- The previewer's plain function: fills a buffer with the read view of an entry.
   local buf = vim.api.nvim_create_buf(false, true)
@@ -82,8 +97,11 @@ H.run(function()
   require("pi_events.view").preview(buf, zebra[1].ref, c, function()
     filled = true
   end)
-  H.check("preview filled", H.wait(function()
-    return filled
-  end))
+  H.check(
+    "preview filled",
+    H.wait(function()
+      return filled
+    end)
+  )
   H.put("preview", vim.api.nvim_buf_get_lines(buf, 0, -1, false))
 end)

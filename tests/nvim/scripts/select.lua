@@ -14,16 +14,24 @@ H.run(function()
     on_confirm("zebrafish")
   end
   vim.ui.select = function(items, opts, on_choice)
-    shown = { kind = opts.kind, prompt = opts.prompt, items = vim.tbl_map(opts.format_item, items),
+    shown = {
+      kind = opts.kind,
+      prompt = opts.prompt,
+      items = vim.tbl_map(opts.format_item, items),
       refs = vim.tbl_map(function(h)
         return h.ref
-      end, items) }
+      end, items),
+    }
     on_choice(items[1], 1)
   end
   vim.cmd("PiEvents search")
-  H.check("opened the chosen hit", H.wait(function()
-    return vim.api.nvim_buf_get_name(0) == F.session_path
-  end), { shown = shown, notes = H.result.notifications })
+  H.check(
+    "opened the chosen hit",
+    H.wait(function()
+      return vim.api.nvim_buf_get_name(0) == F.session_path
+    end),
+    { shown = shown, notes = H.result.notifications }
+  )
   H.put("prompts", prompts)
   H.put("select", shown or vim.NIL)
   H.put("line", vim.api.nvim_win_get_cursor(0)[1])

@@ -24,9 +24,13 @@ H.run(function()
   require("pi_events").reindex(function(r)
     done = r
   end)
-  H.check("reindex done", H.wait(function()
-    return done
-  end), H.result.notifications)
+  H.check(
+    "reindex done",
+    H.wait(function()
+      return done
+    end),
+    H.result.notifications
+  )
   H.put("reindex", done or vim.NIL)
   H.put("notifications", H.result.notifications)
 
@@ -38,6 +42,9 @@ H.run(function()
   end)
   vim.cmd("PiEvents restart")
   local new = H.client()
-  H.put("restart", { changed = new.id ~= old.id, attached = vim.lsp.buf_is_attached(0, new.id),
-    clients = #vim.lsp.get_clients({ name = "pi_event_search" }) })
+  H.put("restart", {
+    changed = new.id ~= old.id,
+    attached = vim.lsp.buf_is_attached(0, new.id),
+    clients = #vim.lsp.get_clients({ name = "pi_event_search" }),
+  })
 end)

@@ -11,9 +11,13 @@ H.run(function()
   local line = vim.api.nvim_buf_get_lines(0, F.notes_ref_line - 1, F.notes_ref_line, false)[1]
   vim.api.nvim_win_set_cursor(0, { F.notes_ref_line, assert(line:find("pi-event:", 1, true)) + 20 })
   vim.cmd("PiEvents trace")
-  H.check("trace view shown", H.wait(function()
-    return vim.api.nvim_buf_get_name(0):match("^pi%-event://trace/")
-  end), H.result.notifications)
+  H.check(
+    "trace view shown",
+    H.wait(function()
+      return vim.api.nvim_buf_get_name(0):match("^pi%-event://trace/")
+    end),
+    H.result.notifications
+  )
   H.put("trace", H.buffer())
   local c = H.client()
   local raw = require("pi_events.client").request_sync("piEvents/trace", { ref = F.ref.r2 }, 10000, c)
@@ -21,9 +25,12 @@ H.run(function()
 
   vim.cmd("enew")
   vim.cmd("PiEvents trace " .. F.ref.u1)
-  H.check("explicit trace", H.wait(function()
-    return vim.api.nvim_buf_get_name(0):find(F.ids.u1, 1, true)
-  end))
+  H.check(
+    "explicit trace",
+    H.wait(function()
+      return vim.api.nvim_buf_get_name(0):find(F.ids.u1, 1, true)
+    end)
+  )
   H.put("trace_u1", H.buffer())
 
   vim.cmd("enew")

@@ -14,31 +14,45 @@ H.run(function()
   local ok, errs = config.validate({ cmd = {}, limit = 500, bogus = 1, keymaps = { picker = { read = 3 } } })
   H.put("config_errors", errs)
   H.check("config rejects bad options", not ok and #errs == 4, errs)
-  H.check("config accepts good options", (config.validate({ cmd = { "x", "serve" }, session_dirs = { "/a" },
-    index_path = "/tmp/i.sqlite3", root = function() end, keymaps = { definition = false } })))
+  H.check("config accepts good options", (config.validate({
+    cmd = { "x", "serve" },
+    session_dirs = { "/a" },
+    index_path = "/tmp/i.sqlite3",
+    root = function() end,
+    keymaps = { definition = false },
+  })))
   config.set({ limit = 7, session_dirs = { "/arch" }, index_path = "/tmp/ix.sqlite3" })
   H.check("config merges", config.options.limit == 7 and config.options.debounce == config.defaults.debounce)
   H.put("init_options", config.init_options("/w"))
   config.set({ limit = "x" })
-  H.check("invalid config keeps defaults and notifies", config.options.limit == config.defaults.limit
-    and #H.result.notifications == 1)
+  H.check(
+    "invalid config keeps defaults and notifies",
+    config.options.limit == config.defaults.limit and #H.result.notifications == 1
+  )
   H.result.notifications = {}
   -- vim.g.pi_events applies without setup()
   vim.g.pi_events = { limit = 9, keymaps = { definition = false } }
   package.loaded["pi_events.config"] = nil
   local fresh = require("pi_events.config")
-  H.check("vim.g.pi_events applies at load", fresh.options.limit == 9
-    and fresh.options.keymaps.definition == false and fresh.options.keymaps.picker.read == "<C-o>",
-    fresh.options)
+  H.check(
+    "vim.g.pi_events applies at load",
+    fresh.options.limit == 9
+      and fresh.options.keymaps.definition == false
+      and fresh.options.keymaps.picker.read == "<C-o>",
+    fresh.options
+  )
   vim.g.pi_events = nil
   package.loaded["pi_events.config"] = config
 
   -- references -----------------------------------------------------------------------------
   local line = "see pi-event:019f-aa.b/5e6f7081#tool.result:0. and pi-event:S1/v1~3, done"
   local all = ref.find_all(line)
-  H.put("refs", vim.tbl_map(function(r)
-    return { ref.format(r.ref), r.col, r.end_col }
-  end, all))
+  H.put(
+    "refs",
+    vim.tbl_map(function(r)
+      return { ref.format(r.ref), r.col, r.end_col }
+    end, all)
+  )
   H.put("ref_at", ref.at(line, 60) and ref.at(line, 60).ref or vim.NIL)
   H.put("ref_none", ref.at(line, 1) == nil)
   H.put("parse_bad", ref.parse("pi-event:/x") == nil and ref.parse("pi-event:a/b c") == nil)
@@ -50,15 +64,15 @@ H.run(function()
   for _, v in ipairs(vectors) do
     local lines = vim.split(v.text, "\r?\n")
     local found, want = {}, {}
-    for n, line in ipairs(lines) do
-      for _, hit in ipairs(ref.find_all(line)) do
+    for n, text in ipairs(lines) do
+      for _, hit in ipairs(ref.find_all(text)) do
         local r = hit.ref
         table.insert(found, { n - 1, hit.col, hit.end_col, r.session_id, r.entry_id, r.fragment_id or "" })
       end
     end
     for _, r in ipairs(v.refs) do
-      local line = lines[r.line + 1]
-      local col, end_col = vim.fn.byteidx(line, r.start), vim.fn.byteidx(line, r["end"])
+      local text = lines[r.line + 1]
+      local col, end_col = vim.fn.byteidx(text, r.start), vim.fn.byteidx(text, r["end"])
       table.insert(want, { r.line, col, end_col, r.sessionId, r.entryId, r.fragmentId or "" })
     end
     if not vim.deep_equal(found, want) then
@@ -69,10 +83,19 @@ H.run(function()
   H.check("shared reference vectors", #mismatches == 0, mismatches)
 
   -- entry maker and highlights: code point offsets into a multibyte snippet --------------------
-  local hit = { ref = "pi-event:S/E", sessionId = "S0123456789", entryId = "E", kind = "tool.result",
-    toolName = "bash", isError = true, timestamp = "2026-05-01T10:00:09.020Z",
-    snippet = "é… ENOENT ünïcode", matches = { { 3, 9 }, { 10, 17 } }, sessionName = "fix the build",
-    source = { path = "/s.jsonl", line = 6 } }
+  local hit = {
+    ref = "pi-event:S/E",
+    sessionId = "S0123456789",
+    entryId = "E",
+    kind = "tool.result",
+    toolName = "bash",
+    isError = true,
+    timestamp = "2026-05-01T10:00:09.020Z",
+    snippet = "é… ENOENT ünïcode",
+    matches = { { 3, 9 }, { 10, 17 } },
+    sessionName = "fix the build",
+    source = { path = "/s.jsonl", line = 6 },
+  }
   local entry = search.make_entry(hit)
   local text, hls = entry.display(entry)
   local pieces = {}
@@ -88,19 +111,23 @@ H.run(function()
   local sent, cancelled, handlers = {}, {}, {}
   local fake = {
     initialized = true,
-    request = function(self, method, params, handler)
+    request = function(_, method, params, handler)
       table.insert(sent, { method = method, params = params })
       handlers[#sent] = handler
       return true, #sent
     end,
-    cancel_request = function(self, id)
+    cancel_request = function(_, id)
       table.insert(cancelled, id)
     end,
   }
   if vim.fn.has("nvim-0.11") ~= 1 then
     local r, c = fake.request, fake.cancel_request
-    fake.request = function(...) return r(fake, ...) end
-    fake.cancel_request = function(...) return c(fake, ...) end
+    fake.request = function(...)
+      return r(fake, ...)
+    end
+    fake.cancel_request = function(...)
+      return c(fake, ...)
+    end
   end
   local finder = search.new_finder({ client = fake, debounce = 30, limit = 5 })
   local got, completed = {}, 0
@@ -117,9 +144,12 @@ H.run(function()
     return #sent == 1
   end, 1000)
   vim.wait(100)
-  H.put("debounced_requests", vim.tbl_map(function(s)
-    return s.params
-  end, sent))
+  H.put(
+    "debounced_requests",
+    vim.tbl_map(function(s)
+      return s.params
+    end, sent)
+  )
   -- a keystroke while the request is in flight cancels it
   finder("webs", on_entry, on_done)
   H.check("in-flight request cancelled", #cancelled == 1 and cancelled[1] == 1, cancelled)
@@ -137,9 +167,13 @@ H.run(function()
   H.check("close stops the pending timer", #sent == 2, #sent)
   -- errors go to on_error, cancellations included
   local errors = {}
-  local f2 = search.new_finder({ client = fake, debounce = 0, on_error = function(e)
-    table.insert(errors, e.code)
-  end })
+  local f2 = search.new_finder({
+    client = fake,
+    debounce = 0,
+    on_error = function(e)
+      table.insert(errors, e.code)
+    end,
+  })
   f2("q", on_entry, on_done)
   handlers[#sent]({ code = -32003, message = "Query too long: 5000" }, nil)
   H.put("finder_errors", errors)
@@ -157,34 +191,80 @@ H.run(function()
 
   -- rendering -----------------------------------------------------------------------------------
   local read = render.read({
-    event = { ref = "pi-event:S/E", sessionId = "S", entryId = "E", entryType = "message",
-      role = "toolResult", toolName = "bash", kinds = { "tool.result" }, timestamp = "t",
-      isError = true, cwd = "/w", sessionName = vim.NIL, branchState = "selected",
-      contextRole = "conversation", selectionState = "direct", parentId = "D" },
+    event = {
+      ref = "pi-event:S/E",
+      sessionId = "S",
+      entryId = "E",
+      entryType = "message",
+      role = "toolResult",
+      toolName = "bash",
+      kinds = { "tool.result" },
+      timestamp = "t",
+      isError = true,
+      cwd = "/w",
+      sessionName = vim.NIL,
+      branchState = "selected",
+      contextRole = "conversation",
+      selectionState = "direct",
+      parentId = "D",
+    },
     source = { path = "/s.jsonl", line = 6 },
-    fragments = { { fragmentId = "tool.result:0", kind = "tool.result", text = "line1\nline2",
-      offset = 0, length = 11, totalLength = 11, truncated = false } },
+    fragments = {
+      {
+        fragmentId = "tool.result:0",
+        kind = "tool.result",
+        text = "line1\nline2",
+        offset = 0,
+        length = 11,
+        totalLength = 11,
+        truncated = false,
+      },
+    },
     omitted = { { field = "message.content[1]", reason = "image", mimeType = "image/png", bytes = 5 } },
-    neighbours = { order = "branch", before = { { ref = "pi-event:S/D", kind = "tool.call",
-      timestamp = "2026-05-01T10:00:08.000Z", preview = "npm test" } }, after = { { masked = true } },
-      alternatives = {}, stoppedAtFork = false },
+    neighbours = {
+      order = "branch",
+      before = {
+        {
+          ref = "pi-event:S/D",
+          kind = "tool.call",
+          timestamp = "2026-05-01T10:00:08.000Z",
+          preview = "npm test",
+        },
+      },
+      after = { { masked = true } },
+      alternatives = {},
+      stoppedAtFork = false,
+    },
   })
   H.put("read_lines", read.lines)
   local trace = render.trace({
     event = { ref = "pi-event:S/E", kind = "tool.result", preview = "boom" },
     parent = { ref = "pi-event:S/D", kind = "tool.call", preview = "npm test" },
-    children = {}, siblings = {}, towardLeaf = "child", towardLeafRef = "pi-event:S/F",
-    relations = { { type = "tool-result-for", direction = "out", label = "recorded",
-      node = { ref = "pi-event:S/D", kind = "tool.call", preview = "npm test" } } },
+    children = {},
+    siblings = {},
+    towardLeaf = "child",
+    towardLeafRef = "pi-event:S/F",
+    relations = {
+      {
+        type = "tool-result-for",
+        direction = "out",
+        label = "recorded",
+        node = { ref = "pi-event:S/D", kind = "tool.call", preview = "npm test" },
+      },
+    },
     files = { { op = "read", path = "/w/src/ws.ts", label = "derived" } },
-    lineage = { { relation = "session-parent", masked = true } }, labels = { "start" },
+    lineage = { { relation = "session-parent", masked = true } },
+    labels = { "start" },
   })
   H.put("trace_lines", trace.lines)
   local buf = vim.api.nvim_create_buf(false, true)
   view.fill(buf, read)
   local marks = vim.api.nvim_buf_get_extmarks(buf, view.ns, 0, -1, { details = true })
-  H.check("fill sets lines and highlights", #vim.api.nvim_buf_get_lines(buf, 0, -1, false) == #read.lines
-    and #marks == #read.highlights, { #marks, #read.highlights })
+  H.check(
+    "fill sets lines and highlights",
+    #vim.api.nvim_buf_get_lines(buf, 0, -1, false) == #read.lines and #marks == #read.highlights,
+    { #marks, #read.highlights }
+  )
 
   -- :help: the doc file builds tags without errors (in a copy: never write doc/tags in the repo)
   local docdir = vim.fn.tempname()
@@ -192,9 +272,12 @@ H.run(function()
   vim.fn.writefile(vim.fn.readfile(H.case.plugin_dir .. "/doc/pi_events.txt"), docdir .. "/pi_events.txt")
   local ok_tags, tag_err = pcall(vim.cmd, "helptags " .. vim.fn.fnameescape(docdir))
   H.check("helptags", ok_tags, tag_err)
-  H.put("help_tags", vim.tbl_map(function(l)
-    return vim.split(l, "\t")[1]
-  end, vim.fn.readfile(docdir .. "/tags")))
+  H.put(
+    "help_tags",
+    vim.tbl_map(function(l)
+      return vim.split(l, "\t")[1]
+    end, vim.fn.readfile(docdir .. "/tags"))
+  )
 
   -- every module compiles; all but the telescope extension load without telescope
   local compiled, loaded = {}, {}
@@ -202,8 +285,15 @@ H.run(function()
     local chunk, err = loadfile(file)
     compiled[file:sub(#H.case.plugin_dir + 2)] = chunk ~= nil or err
   end
-  for _, mod in ipairs({ "pi_events", "pi_events.client", "pi_events.select", "pi_events.picker",
-    "pi_events.health", "pi_events.server", "pi_events.install" }) do
+  for _, mod in ipairs({
+    "pi_events",
+    "pi_events.client",
+    "pi_events.select",
+    "pi_events.picker",
+    "pi_events.health",
+    "pi_events.server",
+    "pi_events.install",
+  }) do
     local ok_mod, err = pcall(require, mod)
     loaded[mod] = ok_mod or err
   end
@@ -212,13 +302,21 @@ H.run(function()
 
   -- server discovery and versions (no server involved: a missing cmd, the checkout, comparisons)
   local server = require("pi_events.server")
-  local cfg = vim.tbl_extend("force", require("pi_events.config").options,
-    { cmd = { "/nonexistent/pi-event-search", "serve" } })
+  local cfg = vim.tbl_extend(
+    "force",
+    require("pi_events.config").options,
+    { cmd = { "/nonexistent/pi-event-search", "serve" } }
+  )
   local found, why = server.resolve(cfg)
   H.put("resolve_missing_cmd", { found = found or vim.NIL, why = why })
   H.put("checkout", server.checkout() or vim.NIL)
-  H.put("older", { server.older("0.1.0", "0.2.0"), server.older("0.2.0", "0.1.0"),
-    server.older("0.1.0", "0.1.0"), server.older("3.9", "3.11"), server.older(nil, "1.0") })
+  H.put("older", {
+    server.older("0.1.0", "0.2.0"),
+    server.older("0.2.0", "0.1.0"),
+    server.older("0.1.0", "0.1.0"),
+    server.older("3.9", "3.11"),
+    server.older(nil, "1.0"),
+  })
   local co = server.checkout()
   local installed =
     { cmd = { "/v/pi-event-search", "serve" }, path = "/v/pi-event-search", how = "installed" }

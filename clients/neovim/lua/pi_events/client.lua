@@ -99,8 +99,10 @@ local function find_server()
   local found, why = require("pi_events.server").resolve()
   if not found and not missing_reported then
     missing_reported = true
-    vim.notify(("pi_events: %s. Run :PiEvents install (see :checkhealth pi_events)"):format(why),
-      vim.log.levels.ERROR)
+    vim.notify(
+      ("pi_events: %s. Run :PiEvents install (see :checkhealth pi_events)"):format(why),
+      vim.log.levels.ERROR
+    )
   end
   return found
 end
@@ -225,22 +227,26 @@ function M.after_init(client, send, handler)
   local inner = function()
     return false
   end
-  timer:start(20, 20, vim.schedule_wrap(function()
-    waited = waited + 20
-    if cancelled or timer:is_closing() then
-      return
-    end
-    local stopped = client.is_stopped and M.call(client, "is_stopped")
-    if client.initialized or stopped or waited >= M.init_timeout then
-      timer:stop()
-      timer:close()
-      if client.initialized then
-        inner = send()
-      else
-        handler({ code = -32099, message = "pi-event-search server did not start (see :LspLog)" }, nil)
+  timer:start(
+    20,
+    20,
+    vim.schedule_wrap(function()
+      waited = waited + 20
+      if cancelled or timer:is_closing() then
+        return
       end
-    end
-  end))
+      local stopped = client.is_stopped and M.call(client, "is_stopped")
+      if client.initialized or stopped or waited >= M.init_timeout then
+        timer:stop()
+        timer:close()
+        if client.initialized then
+          inner = send()
+        else
+          handler({ code = -32099, message = "pi-event-search server did not start (see :LspLog)" }, nil)
+        end
+      end
+    end)
+  )
   return function()
     if cancelled then
       return false
@@ -258,6 +264,16 @@ end
 --- Milliseconds requests wait for a starting server.
 M.init_timeout = 20000
 
+--- Answer `handler` that there is no server; the cancel function of a request never sent.
+---@param handler pi_events.Handler
+---@return fun(): boolean
+local function not_running(handler)
+  handler({ code = -32099, message = "pi-event-search server is not running" }, nil)
+  return function()
+    return false
+  end
+end
+
 --- Send a request; returns a cancel function (a no-op once answered).
 ---@param method string
 ---@param params table
@@ -268,10 +284,7 @@ M.init_timeout = 20000
 function M.request(method, params, handler, client, bufnr)
   client = client or M.current()
   if not client then
-    handler({ code = -32099, message = "pi-event-search server is not running" }, nil)
-    return function()
-      return false
-    end
+    return not_running(handler)
   end
   if not client.initialized then
     return M.after_init(client, function()
@@ -284,10 +297,7 @@ function M.request(method, params, handler, client, bufnr)
     handler(err, result)
   end, bufnr)
   if not ok then
-    handler({ code = -32099, message = "pi-event-search server is not running" }, nil)
-    return function()
-      return false
-    end
+    return not_running(handler)
   end
   return function()
     if done then

@@ -35,7 +35,9 @@ local function install_advice()
     or "from PyPI (pi-event-search)"
   return {
     (":PiEvents install puts the server into %s, %s; running it again upgrades"):format(
-      server.venv_dir(), from),
+      server.venv_dir(),
+      from
+    ),
     "or put pi-event-search on PATH (pipx install pi-event-search),"
       .. " or set setup({ cmd = { '/path/to/pi-event-search', 'serve' } })",
   }
@@ -54,8 +56,14 @@ local function check_server()
     return nil
   end
   local version = server.version(found.path)
-  health.ok(("server: %s (%s), version %s; command: %s"):format(found.path, server.describe[found.how],
-    version or "unknown", table.concat(found.cmd, " ")))
+  health.ok(
+    ("server: %s (%s), version %s; command: %s"):format(
+      found.path,
+      server.describe[found.how],
+      version or "unknown",
+      table.concat(found.cmd, " ")
+    )
+  )
   local hint = server.update_hint(found, version)
   if hint then
     health.warn(hint)
@@ -67,13 +75,22 @@ local function check_server()
   local started = c == nil
   c = c or client.current()
   if not c or not client.wait_ready(c, 10000) then
-    health.error("the server did not start for " .. root,
-      { "Run the command by hand and look at its stderr; see :LspLog" })
+    health.error(
+      "the server did not start for " .. root,
+      { "Run the command by hand and look at its stderr; see :LspLog" }
+    )
     return nil
   end
   local info = c.server_info or {}
-  health.ok(("server %s: %s %s (client %d, root %s)"):format(started and "started" or "running",
-    info.name or "pi-event-search", info.version or "", c.id, root))
+  health.ok(
+    ("server %s: %s %s (client %d, root %s)"):format(
+      started and "started" or "running",
+      info.name or "pi-event-search",
+      info.version or "",
+      c.id,
+      root
+    )
+  )
   return c
 end
 
@@ -86,14 +103,22 @@ local function check_index(c)
     return
   end
   local idx = status.index or {}
-  health.ok(("index %s: generation %s, %s sessions, %s events visible%s"):format(
-    tostring(idx.path), tostring(idx.generation), tostring(status.sessions), tostring(status.events),
-    idx.indexing and " (indexing)" or ""))
+  health.ok(
+    ("index %s: generation %s, %s sessions, %s events visible%s"):format(
+      tostring(idx.path),
+      tostring(idx.generation),
+      tostring(status.sessions),
+      tostring(status.events),
+      idx.indexing and " (indexing)" or ""
+    )
+  )
   health.info("session directories: " .. table.concat(status.sessionDirs or {}, ", "))
   health.info("roots: " .. table.concat(status.roots or {}, ", "))
   if status.sessions == 0 then
-    health.warn("no session is visible from this root",
-      { "A session is visible when its recorded cwd is the root or lies under it" })
+    health.warn(
+      "no session is visible from this root",
+      { "A session is visible when its recorded cwd is the root or lies under it" }
+    )
   end
   for _, section in ipairs({ "stale", "unavailable" }) do
     local items = status[section] or {}

@@ -66,6 +66,15 @@ local function map_definition(bufnr)
   end, { buffer = bufnr, desc = "pi_events: go to the pi-event reference's JSONL line" })
 end
 
+--- Attach every loaded buffer to its workspace's server.
+local function attach_loaded_buffers()
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) then
+      client.attach(buf)
+    end
+  end
+end
+
 --- Configure the plugin, start (or reuse) the server of the current workspace and attach it to
 --- every normal buffer (hover `K` and `gd` on `pi-event:` references come from the server).
 ---@param opts pi_events.Config|table|nil
@@ -91,11 +100,7 @@ function M.setup(opts)
         end
       end,
     })
-    for _, buf in ipairs(vim.api.nvim_list_bufs()) do
-      if vim.api.nvim_buf_is_loaded(buf) then
-        client.attach(buf)
-      end
-    end
+    attach_loaded_buffers()
   end
   -- The current workspace gets its server even when no file buffer is open yet.
   client.current()
@@ -115,72 +120,100 @@ function M.search(query)
   return require("pi_events.select").search(query)
 end
 
----@param ref string|nil
----@return string|nil
-local function resolve(ref)
-  if ref == nil or ref == "" then
-    local r = refs.under_cursor()
-    if not r then
-      vim.notify("pi_events: no pi-event: reference under the cursor", vim.log.levels.WARN)
-      return nil
+--- The event at the cursor's line of a session JSONL file, as the server names it (clients never
+--- parse JSONL: v1 ordinals and repeated ids are the index's).
+---@param use fun(ref: pi_events.Ref)
+local function event_at_line(use)
+  local params = { uri = vim.uri_from_bufnr(0), line = vim.api.nvim_win_get_cursor(0)[1] - 1 }
+  client.request("piEvents/eventAt", params, function(err, result)
+    local parsed = not failed(err) and type(result) == "table" and refs.parse(result.ref)
+    if parsed then
+      use(parsed)
+    elseif not err then
+      vim.notify("pi_events: no indexed event at this line", vim.log.levels.WARN)
     end
-    return refs.format(r)
-  end
-  if not refs.parse(ref) then
-    vim.notify("pi_events: not a pi-event: reference: " .. ref, vim.log.levels.ERROR)
-    return nil
-  end
-  return vim.trim(ref)
+  end)
 end
 
---- Open the read view of an event (default: the reference under the cursor).
+--- Hand `use` the event meant: `ref` when given, else the reference under the cursor, else in a
+--- session JSONL file the event at the cursor's line. Says why when there is none.
+---@param ref string|nil
+---@param use fun(ref: pi_events.Ref)
+local function with_ref(ref, use)
+  if ref ~= nil and ref ~= "" then
+    local parsed = refs.parse(ref)
+    if not parsed then
+      vim.notify("pi_events: not a pi-event: reference: " .. ref, vim.log.levels.ERROR)
+      return
+    end
+    return use(parsed)
+  end
+  local here = refs.under_cursor()
+  if here then
+    return use(here)
+  end
+  if vim.api.nvim_buf_get_name(0):match("%.jsonl$") then
+    return event_at_line(use)
+  end
+  vim.notify("pi_events: no pi-event: reference under the cursor", vim.log.levels.WARN)
+end
+
+--- Ask the server `method` about the event meant (see with_ref); `show` gets the answer.
+---@param ref string|nil
+---@param method string
+---@param params fun(ref: pi_events.Ref): table
+---@param show fun(ref: pi_events.Ref, result: table)
+local function ask_about(ref, method, params, show)
+  with_ref(ref, function(parsed)
+    client.request(method, params(parsed), function(err, result)
+      if not failed(err) then
+        show(parsed, result)
+      end
+    end)
+  end)
+end
+
+--- What shows the answer in the event's `kind` view ("read" or "trace").
+---@param kind "read"|"trace"
+---@return fun(ref: pi_events.Ref, result: table)
+local function show_view(kind)
+  return function(parsed, result)
+    view.show(view.buffer_name(kind, parsed.ref), render[kind](result))
+  end
+end
+
+--- Open the read view of an event (default: the one under the cursor).
 ---@param ref string|nil
 ---@param opts {before: integer|nil, after: integer|nil, order: string|nil}|nil
 function M.read(ref, opts)
-  ref = resolve(ref)
-  if not ref then
-    return
-  end
   opts = opts or {}
-  local parsed = assert(refs.parse(ref))
-  local params = { ref = parsed.ref, fragment = parsed.fragment_id, before = opts.before or 2,
-    after = opts.after or 2, order = opts.order or "branch" }
-  client.request("piEvents/read", params, function(err, result)
-    if not failed(err) then
-      view.show(view.buffer_name("read", parsed.ref), render.read(result))
-    end
-  end)
+  ask_about(ref, "piEvents/read", function(parsed)
+    return {
+      ref = parsed.ref,
+      fragment = parsed.fragment_id,
+      before = opts.before or 2,
+      after = opts.after or 2,
+      order = opts.order or "branch",
+    }
+  end, show_view("read"))
 end
 
---- Open the trace view of an event (default: the reference under the cursor).
+--- Open the trace view of an event (default: the one under the cursor).
 ---@param ref string|nil
 function M.trace(ref)
-  ref = resolve(ref)
-  if not ref then
-    return
-  end
-  local parsed = assert(refs.parse(ref))
-  client.request("piEvents/trace", { ref = parsed.ref }, function(err, result)
-    if not failed(err) then
-      view.show(view.buffer_name("trace", parsed.ref), render.trace(result))
-    end
-  end)
+  ask_about(ref, "piEvents/trace", function(parsed)
+    return { ref = parsed.ref }
+  end, show_view("trace"))
 end
 
 --- Open the event's JSONL file at its line.
 ---@param ref string|nil
 function M.open_source(ref)
-  ref = resolve(ref)
-  if not ref then
-    return
-  end
-  local parsed = assert(refs.parse(ref))
-  client.request("piEvents/read", { ref = parsed.ref, length = 1, before = 0, after = 0 },
-    function(err, result)
-      if not failed(err) then
-        view.open_file(result.source.path, result.source.line)
-      end
-    end)
+  ask_about(ref, "piEvents/read", function(parsed)
+    return { ref = parsed.ref, length = 1, before = 0, after = 0 }
+  end, function(_, result)
+    view.open_file(result.source.path, result.source.line)
+  end)
 end
 
 --- Show the index state and what this workspace may see.
@@ -198,8 +231,13 @@ function M.reindex(done)
   vim.notify("pi_events: reindexing ...", vim.log.levels.INFO)
   client.request("piEvents/reindex", {}, function(err, result)
     if not failed(err) then
-      vim.notify(("pi_events: reindexed %s session(s), generation %s"):format(
-        tostring(result.changedSessions), tostring(result.generation)), vim.log.levels.INFO)
+      vim.notify(
+        ("pi_events: reindexed %s session(s), generation %s"):format(
+          tostring(result.changedSessions),
+          tostring(result.generation)
+        ),
+        vim.log.levels.INFO
+      )
     end
     if done then
       done(result)
@@ -252,11 +290,7 @@ function M.after_install()
     M.restart(root)
   end
   if set_up and config.options.attach then
-    for _, buf in ipairs(vim.api.nvim_list_bufs()) do
-      if vim.api.nvim_buf_is_loaded(buf) then
-        client.attach(buf)
-      end
-    end
+    attach_loaded_buffers()
   end
 end
 

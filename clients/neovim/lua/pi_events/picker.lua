@@ -68,8 +68,8 @@ function M.open(opts)
   local keys = config.options.keymaps.picker
   -- Entries need an index for the sorter: count them per prompt.
   local count = 0
-  local base = search.new_finder({ client = c, limit = opts.limit, debounce = opts.debounce,
-    filters = opts.filters })
+  local base =
+    search.new_finder({ client = c, limit = opts.limit, debounce = opts.debounce, filters = opts.filters })
   local finder = setmetatable({
     close = function()
       base.close()

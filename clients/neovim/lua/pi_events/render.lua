@@ -113,12 +113,20 @@ function M.read(result)
   b:field("type", what)
   b:field("kinds", present(ev.kinds) and table.concat(ev.kinds, ", ") or nil)
   b:field("time", ev.timestamp)
-  b:field("session", present(ev.sessionName) and (ev.sessionName .. " (" .. ev.sessionId .. ")")
-    or ev.sessionId)
+  b:field(
+    "session",
+    present(ev.sessionName) and (ev.sessionName .. " (" .. ev.sessionId .. ")") or ev.sessionId
+  )
   b:field("cwd", ev.cwd)
   b:field("parent", present(ev.parentId) and ev.parentId or nil)
-  b:field("state", ("branch %s, %s, %s"):format(
-    tostring(ev.branchState), tostring(ev.contextRole), tostring(ev.selectionState)))
+  b:field(
+    "state",
+    ("branch %s, %s, %s"):format(
+      tostring(ev.branchState),
+      tostring(ev.contextRole),
+      tostring(ev.selectionState)
+    )
+  )
   if ev.isError == true then
     b:add("error:      yes", "PiEventsError")
   end
@@ -127,8 +135,12 @@ function M.read(result)
     b:add("")
     local head = ("## %s"):format(frag.fragmentId or frag.kind or "?")
     if frag.truncated then
-      head = head .. ("  (%d-%d of %d)"):format(frag.offset or 0,
-        (frag.offset or 0) + (frag.length or 0), frag.totalLength or 0)
+      head = head
+        .. ("  (%d-%d of %d)"):format(
+          frag.offset or 0,
+          (frag.offset or 0) + (frag.length or 0),
+          frag.totalLength or 0
+        )
     end
     b:add(head, "PiEventsHeading")
     b:add(frag.text or "")
@@ -227,16 +239,11 @@ function M.status(result)
   b:field("fragments", result.fragments)
   b:field("roots", present(result.roots) and table.concat(result.roots, ", ") or nil)
   b:field("dirs", present(result.sessionDirs) and table.concat(result.sessionDirs, ", ") or nil)
-  for _, section in ipairs({ "stale", "unavailable", "duplicates", "skipped" }) do
-    local items = result[section]
-    if present(items) and #items > 0 then
-      b:add("")
-      b:add(("## %s (%d)"):format(section, #items), "PiEventsHeading")
-      for _, it in ipairs(items) do
-        local why = present(it.error) and ("  " .. it.error) or ""
-        b:add(("  %s %s%s"):format(it.sessionId or "?", it.path or "", why))
-      end
-    end
+  for _, name in ipairs({ "stale", "unavailable", "duplicates", "skipped" }) do
+    section(b, name, result[name], function(it)
+      local why = present(it.error) and ("  " .. it.error) or ""
+      return ("  %s %s%s"):format(it.sessionId or "?", it.path or "", why)
+    end)
   end
   return b:done()
 end

@@ -207,12 +207,16 @@ function M.new_finder(opts)
         return
       end
       timer = vim.uv.new_timer()
-      timer:start(delay, 0, vim.schedule_wrap(function()
-        if gen == generation then
-          stop()
-          send(prompt, on_entry, on_done, gen)
-        end
-      end))
+      timer:start(
+        delay,
+        0,
+        vim.schedule_wrap(function()
+          if gen == generation then
+            stop()
+            send(prompt, on_entry, on_done, gen)
+          end
+        end)
+      )
     end,
   })
 

@@ -127,7 +127,11 @@ function M.update_hint(found, version)
   end
   local what = found.how == "installed" and "the installed server" or ("%s on PATH"):format(found.path)
   return ("%s is pi-event-search %s, older than this plugin's %s: run :PiEvents install to %s"):format(
-    what, version, co.version, found.how == "installed" and "update it" or "install it for Neovim")
+    what,
+    version,
+    co.version,
+    found.how == "installed" and "update it" or "install it for Neovim"
+  )
 end
 
 return M

@@ -116,8 +116,10 @@ end
 function M.preview(bufnr, ref, client, done)
   preview_cancel()
   M.fill(bufnr, { lines = { "loading " .. ref .. " ..." }, highlights = {} })
-  preview_cancel = require("pi_events.client").request("piEvents/read",
-    { ref = ref, before = 1, after = 1, length = 4000 }, function(err, result)
+  preview_cancel = require("pi_events.client").request(
+    "piEvents/read",
+    { ref = ref, before = 1, after = 1, length = 4000 },
+    function(err, result)
       if not vim.api.nvim_buf_is_valid(bufnr) then
         return
       end
@@ -129,7 +131,9 @@ function M.preview(bufnr, ref, client, done)
       if done then
         done(result, err)
       end
-    end, client)
+    end,
+    client
+  )
 end
 
 return M

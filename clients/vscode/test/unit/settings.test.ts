@@ -15,14 +15,17 @@ const ctx = { folders: ['/work/proj', '/work/other'], home: '/home/me', env: { A
 
 describe('expandPath', () => {
   it('expands ~, variables and relative paths', () => {
-    assert.equal(expandPath('~', ctx), '/home/me');
-    assert.equal(expandPath('~/x/y', ctx), '/home/me/x/y');
-    assert.equal(expandPath('${workspaceFolder}/sub', ctx), '/work/proj/sub');
-    assert.equal(expandPath('${userHome}/a', ctx), '/home/me/a');
-    assert.equal(expandPath('${env:ARCHIVE}/s', ctx), '/mnt/a/s');
-    assert.equal(expandPath('rel/dir', ctx), '/work/proj/rel/dir');
-    assert.equal(expandPath('./rel', ctx), '/work/proj/rel');
-    assert.equal(expandPath('/abs', ctx), '/abs');
+    const cases: [string, string][] = [
+      ['~', '/home/me'],
+      ['~/x/y', '/home/me/x/y'],
+      ['${workspaceFolder}/sub', '/work/proj/sub'],
+      ['${userHome}/a', '/home/me/a'],
+      ['${env:ARCHIVE}/s', '/mnt/a/s'],
+      ['rel/dir', '/work/proj/rel/dir'],
+      ['./rel', '/work/proj/rel'],
+      ['/abs', '/abs'],
+    ];
+    for (const [given, expanded] of cases) assert.equal(expandPath(given, ctx), expanded, given);
   });
   it('leaves relative paths alone without a folder', () => {
     assert.equal(expandPath('rel', { folders: [], home: '/h' }), 'rel');
