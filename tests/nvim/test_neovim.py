@@ -390,6 +390,8 @@ def test_trace_view(world: World, server_cmd: list[str]) -> None:
     u1 = out["trace_u1"]["lines"]
     assert u1[0] == f"# trace {f['ref']['u1']}"
     assert any(line.startswith("parent:") for line in u1)
+    # on the session file's line of a3: the event the server names there
+    assert out["trace_jsonl"]["lines"][0] == f"# trace {f['ref']['a3']}"
     assert "no pi-event: reference under the cursor" in out["no_ref_notification"]["msg"]
 
 

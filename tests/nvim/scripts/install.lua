@@ -20,32 +20,46 @@ H.run(function()
   H.put("venv_bin", server.venv_bin(server.exe))
   vim.cmd.edit(vim.fn.fnameescape(F.notes))
   require("pi_events").setup({})
-  H.put("before", { resolved = server.resolve() or vim.NIL, clients = #vim.lsp.get_clients(),
-    notes = vim.deepcopy(H.result.notifications) })
+  H.put("before", {
+    resolved = server.resolve() or vim.NIL,
+    clients = #vim.lsp.get_clients(),
+    notes = vim.deepcopy(H.result.notifications),
+  })
   H.put("health_before", checkhealth())
 
   -- Without the interpreter: a clear message, no venv left behind.
-  local opts = require("pi_events.config").options.install
-  opts.python = "/nonexistent/python3"
+  local install_opts = require("pi_events.config").options.install
+  install_opts.python = "/nonexistent/python3"
   H.put("no_python", install.run({ sync = true }) or vim.NIL)
   H.put("no_python_venv", vim.uv.fs_stat(server.venv_dir()) ~= nil)
-  opts.python = "python3"
+  install_opts.python = "python3"
 
   -- Asynchronous: run() returns while pip still works; the editor keeps running timers meanwhile.
   local result, ticks = nil, 0
-  vim.api.nvim_create_autocmd("User", { pattern = "PiEventsInstalled", once = true, callback = function(ev)
-    result = ev.data
-  end })
+  vim.api.nvim_create_autocmd("User", {
+    pattern = "PiEventsInstalled",
+    once = true,
+    callback = function(ev)
+      result = ev.data
+    end,
+  })
   local timer = assert(vim.uv.new_timer())
   timer:start(100, 100, function()
     ticks = ticks + 1
   end)
   local returned = require("pi_events").install({ sync = false })
-  H.put("returned", { value = returned or vim.NIL, running = install.running(),
-    installed_yet = vim.fn.executable(server.venv_bin(server.exe)) == 1 })
-  H.check("install finished", H.wait(function()
-    return result ~= nil
-  end, H.case.install_timeout_ms), H.result.notifications)
+  H.put("returned", {
+    value = returned or vim.NIL,
+    running = install.running(),
+    installed_yet = vim.fn.executable(server.venv_bin(server.exe)) == 1,
+  })
+  H.check(
+    "install finished",
+    H.wait(function()
+      return result ~= nil
+    end, H.case.install_timeout_ms),
+    H.result.notifications
+  )
   timer:stop()
   timer:close()
   H.put("result", result or vim.NIL)
@@ -67,9 +81,13 @@ H.run(function()
     on_choice(items[1], 1)
   end
   vim.cmd("PiEvents search zebrafish")
-  H.check("the chosen hit opens", H.wait(function()
-    return vim.api.nvim_buf_get_name(0) == F.session_path
-  end), { shown = shown, notes = H.result.notifications })
+  H.check(
+    "the chosen hit opens",
+    H.wait(function()
+      return vim.api.nvim_buf_get_name(0) == F.session_path
+    end),
+    { shown = shown, notes = H.result.notifications }
+  )
   H.put("select", shown or vim.NIL)
   H.put("line", vim.api.nvim_win_get_cursor(0)[1])
   H.put("health_after", checkhealth())
@@ -77,27 +95,39 @@ H.run(function()
 
   -- Again: an upgrade in place; the running server restarts on it, buffers stay attached.
   local again
-  require("pi_events").install({ sync = false, on_done = function(r)
-    again = r
-  end })
-  H.check("upgrade finished", H.wait(function()
-    return again ~= nil
-  end, H.case.install_timeout_ms), H.result.notifications)
+  require("pi_events").install({
+    sync = false,
+    on_done = function(r)
+      again = r
+    end,
+  })
+  H.check(
+    "upgrade finished",
+    H.wait(function()
+      return again ~= nil
+    end, H.case.install_timeout_ms),
+    H.result.notifications
+  )
   local c2 = H.client()
-  H.put("upgrade", { ok = again and again.ok or vim.NIL, restarted = c2.id ~= c.id,
+  H.put("upgrade", {
+    ok = again and again.ok or vim.NIL,
+    restarted = c2.id ~= c.id,
     old_stopped = vim.lsp.get_client_by_id(c.id) == nil,
     notes_attached = vim.lsp.buf_is_attached(vim.fn.bufnr(F.notes), c2.id),
-    clients = #vim.lsp.get_clients({ name = require("pi_events.client").name }) })
-  local again_hits = require("pi_events.client").request_sync("piEvents/search",
-    { query = "zebrafish", limit = 5 }, 15000, c2)
+    clients = #vim.lsp.get_clients({ name = require("pi_events.client").name }),
+  })
+  local again_hits =
+    require("pi_events.client").request_sync("piEvents/search", { query = "zebrafish", limit = 5 }, 15000, c2)
   H.put("upgrade_hits", again_hits and vim.tbl_map(function(h)
     return h.ref
   end, again_hits.hits) or vim.NIL)
 
   -- A source pip cannot install fails clearly and keeps the installed server.
-  opts.package = vim.fn.tempname() .. "-no-such-checkout"
+  install_opts.package = vim.fn.tempname() .. "-no-such-checkout"
   H.put("bad_source", install.run({ sync = true }) or vim.NIL)
-  opts.package = nil
-  H.put("kept", { resolved = server.resolve() or vim.NIL,
-    version = server.version(server.venv_bin(server.exe)) or vim.NIL })
+  install_opts.package = nil
+  H.put("kept", {
+    resolved = server.resolve() or vim.NIL,
+    version = server.version(server.venv_bin(server.exe)) or vim.NIL,
+  })
 end)

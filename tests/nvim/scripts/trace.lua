@@ -1,5 +1,5 @@
--- :PiEvents trace with the reference under the cursor in a note (the default), and with an
--- explicit reference.
+-- :PiEvents trace with the reference under the cursor in a note (the default), with an
+-- explicit reference, and on a line of the session JSONL file (the server names its event).
 local H = dofile(arg[1])
 H.load_plugins()
 
@@ -32,6 +32,18 @@ H.run(function()
     end)
   )
   H.put("trace_u1", H.buffer())
+
+  vim.cmd.edit(F.session_path)
+  vim.api.nvim_win_set_cursor(0, { F.lines.a3, 0 })
+  vim.cmd("PiEvents trace")
+  H.check(
+    "trace from a JSONL line",
+    H.wait(function()
+      return vim.api.nvim_buf_get_name(0):match("^pi%-event://trace/")
+    end),
+    H.result.notifications
+  )
+  H.put("trace_jsonl", H.buffer())
 
   vim.cmd("enew")
   vim.cmd("PiEvents trace")

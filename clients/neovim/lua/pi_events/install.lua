@@ -41,8 +41,11 @@ end
 ---@param msg string
 ---@param level integer|nil
 local function notify(msg, level)
-  vim.notify("pi_events: " .. msg, level or vim.log.levels.INFO,
-    { title = "pi_events", id = "pi_events.install" })
+  vim.notify(
+    "pi_events: " .. msg,
+    level or vim.log.levels.INFO,
+    { title = "pi_events", id = "pi_events.install" }
+  )
 end
 
 ---@param text string|nil
@@ -101,8 +104,12 @@ local function exec(sync, cmd, on_exit, on_line)
     append_log(M.log_path(), (res.stdout or "") .. (res.stderr or "") .. took)
     on_exit(res)
   end
-  local opts = { text = true, timeout = M.timeout, env = { PIP_DISABLE_PIP_VERSION_CHECK = "1" },
-    stdout = on_line and line_reader(chunks, on_line) or nil }
+  local opts = {
+    text = true,
+    timeout = M.timeout,
+    env = { PIP_DISABLE_PIP_VERSION_CHECK = "1" },
+    stdout = on_line and line_reader(chunks, on_line) or nil,
+  }
   local ok, job = pcall(vim.system, cmd, opts, not sync and vim.schedule_wrap(done) or nil)
   if not ok then
     return done({ code = 127, signal = 0, stdout = "", stderr = tostring(job) })
@@ -186,8 +193,13 @@ local function steps(sync, finish)
     return pip()
   end
   if vim.fn.exepath(python) == "" then
-    return finish(false, ("%s not found: install Python 3.11 or newer (Debian/Ubuntu: sudo apt install "
-      .. "python3 python3-venv), or set install.python"):format(python))
+    return finish(
+      false,
+      (
+        "%s not found: install Python 3.11 or newer (Debian/Ubuntu: sudo apt install "
+        .. "python3 python3-venv), or set install.python"
+      ):format(python)
+    )
   end
   exec(sync, { python, "-c", PY_CHECK }, function(res)
     local version = (res.stdout or ""):match("^(%d+%.%d+)")
@@ -195,8 +207,13 @@ local function steps(sync, finish)
       local msg = "pi-event-search needs Python 3.11 or newer; %s is %s: set install.python"
       return finish(false, msg:format(python, version))
     elseif res.code ~= 0 and (res.stderr or ""):match("No module named '?ensurepip") then
-      return finish(false, ("%s cannot create virtual environments (no venv/ensurepip module): "
-        .. "sudo apt install python3-venv"):format(python))
+      return finish(
+        false,
+        (
+          "%s cannot create virtual environments (no venv/ensurepip module): "
+          .. "sudo apt install python3-venv"
+        ):format(python)
+      )
     elseif res.code ~= 0 then
       return finish(false, ("%s does not run:\n%s"):format(python, tail(res.stderr, 6)))
     end
