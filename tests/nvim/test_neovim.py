@@ -573,3 +573,37 @@ def test_install_command_headless_upgrades(world: World, installed: Run,
     assert bin_.stat().st_mtime_ns > before
     version = subprocess.run([str(bin_), "--version"], capture_output=True, text=True, timeout=60)
     assert version.stdout.strip() == project_version()
+
+
+@needs_nvim
+def test_outdated_install_is_reported_and_upgraded(world: World, installed: Run,
+                                                   install_env: dict[str, str]) -> None:
+    """A real older server (this tree's server with version 0.0.1) installed into the venv."""
+    ok(installed)
+    old = world.tmp / "old-source"
+    shutil.rmtree(old, ignore_errors=True)
+    shutil.copytree(REPO / "server" / "pi_event_search", old / "server" / "pi_event_search",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "README.md", old / "README.md")
+    current = project_version()
+    pyproject = (REPO / "pyproject.toml").read_text()
+    (old / "pyproject.toml").write_text(pyproject.replace(f'version = "{current}"', 'version = "0.0.1"', 1))
+    init = old / "server" / "pi_event_search" / "__init__.py"
+    init.write_text(init.read_text().replace(f'"{current}"', '"0.0.1"'))
+
+    out = ok(run_script("outdated", world, None, env=install_env, timeout=INSTALL_TIMEOUT + 60,
+                        old_source=str(old)))
+    bin_ = installed.out["venv_bin"]
+    assert out["old_install"]["ok"] is True and out["old_install"]["version"] == "0.0.1"
+    assert out["old_server_version"] == "0.0.1"
+    hint = (f"the installed server is pi-event-search 0.0.1, older than this plugin's {current}: "
+            "run :PiEvents install to update it")
+    assert out["start_warning"] == [f"pi_events: {hint}"]
+    health = "\n".join(out["health_old"])
+    assert f"OK server: {bin_} (installed by :PiEvents install), version 0.0.1" in health
+    assert f"WARNING {hint}" in health, health
+    assert out["sync_done"] is True
+    assert out["new_server_version"] == current
+    assert out["warnings_after"] == 1
+    health = "\n".join(out["health_new"])
+    assert f"version {current}; command: {bin_} serve" in health and "WARNING" not in health, health

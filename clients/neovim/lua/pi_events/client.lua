@@ -85,42 +85,6 @@ function M.call(client, method, ...)
   return client[method](...)
 end
 
---- Whether "no server" was reported already (once, not on every buffer); install resets it.
-local missing_reported = false
-
---- Forget that the server was missing (after :PiEvents install put one in place).
-function M.forget_missing()
-  missing_reported = false
-end
-
---- The server to run, reporting once when there is none.
----@return pi_events.Server|nil
-local function find_server()
-  local found, why = require("pi_events.server").resolve()
-  if not found and not missing_reported then
-    missing_reported = true
-    vim.notify(
-      ("pi_events: %s. Run :PiEvents install (see :checkhealth pi_events)"):format(why),
-      vim.log.levels.ERROR
-    )
-  end
-  return found
-end
-
---- Tell the user, once per client, when the server is older than this plugin's checkout.
----@param found pi_events.Server
----@return fun(c: vim.lsp.Client)
-local function on_init(found)
-  return function(c)
-    local hint = require("pi_events.server").update_hint(found, (c.server_info or {}).version)
-    if hint then
-      vim.schedule(function()
-        vim.notify("pi_events: " .. hint, vim.log.levels.WARN)
-      end)
-    end
-  end
-end
-
 --- Start (or reuse) the client for `root` and attach it to `bufnr` when given.
 ---@param root string
 ---@param bufnr integer|nil  buffer to attach; nil starts the client without attaching
@@ -133,7 +97,7 @@ function M.ensure(root, bufnr)
     return vim.lsp.buf_attach_client(assert(bufnr), existing.id) and existing.id or nil
   end
   local cfg = config.options
-  local found = find_server()
+  local found = require("pi_events.server").find()
   if not found then
     return nil
   end
@@ -144,7 +108,7 @@ function M.ensure(root, bufnr)
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fs.basename(root) } },
     init_options = config.init_options(root, cfg),
     handlers = handlers,
-    on_init = on_init(found),
+    on_init = require("pi_events.server").on_init(found),
   }
   local id
   if bufnr == nil and has_011 then

@@ -277,8 +277,9 @@ end
 --- After an install: servers started from the private venv restart on the new version, and,
 --- when setup() asked for it, the buffers that found no server before get one now.
 function M.after_install()
-  client.forget_missing()
-  local found = require("pi_events.server").resolve()
+  local server = require("pi_events.server")
+  server.forget_missing()
+  local found = server.resolve()
   if not found or found.how ~= "installed" then
     return
   end

@@ -91,6 +91,28 @@ function M.resolve(cfg)
   return nil, ("no pi-event-search server: none installed in %s and none on PATH"):format(M.venv_dir())
 end
 
+--- Whether "no server" was reported already (once, not on every buffer); an install resets it.
+local missing_reported = false
+
+--- The server to run; when there is none, says so once, pointing at :PiEvents install.
+---@return pi_events.Server|nil
+function M.find()
+  local found, why = M.resolve()
+  if not found and not missing_reported then
+    missing_reported = true
+    vim.notify(
+      ("pi_events: %s. Run :PiEvents install (see :checkhealth pi_events)"):format(why),
+      vim.log.levels.ERROR
+    )
+  end
+  return found
+end
+
+--- Forget that the server was missing (after :PiEvents install put one in place).
+function M.forget_missing()
+  missing_reported = false
+end
+
 --- The version an executable prints with --version (blocks up to `timeout` ms).
 ---@param path string
 ---@param timeout integer|nil
@@ -132,6 +154,21 @@ function M.update_hint(found, version)
     co.version,
     found.how == "installed" and "update it" or "install it for Neovim"
   )
+end
+
+--- An LSP `on_init` that tells the user, once per client, when the server is older than this
+--- plugin's checkout (the version comes from the server's `serverInfo`).
+---@param found pi_events.Server
+---@return fun(c: vim.lsp.Client)
+function M.on_init(found)
+  return function(c)
+    local hint = M.update_hint(found, (c.server_info or {}).version)
+    if hint then
+      vim.schedule(function()
+        vim.notify("pi_events: " .. hint, vim.log.levels.WARN)
+      end)
+    end
+  end
 end
 
 return M
