@@ -9,6 +9,7 @@ import { parseRef, formatRef } from './core/refs';
 import { type Order } from './core/readUri';
 import { statusBarText } from './core/render';
 import { announceStep, writeStepsTo } from './steps';
+import { FileHistory } from './fileHistory';
 import { ReadView, targetOf } from './readView';
 import { Search } from './search';
 import { Server } from './server';
@@ -27,6 +28,8 @@ export function activate(context: vscode.ExtensionContext): void {
   const search = new Search(server, reads);
   const trace = new Trace(server, reads);
   context.subscriptions.push(log, server, reads, status, search);
+  const files = new FileHistory(server, reads);
+  context.subscriptions.push(files);
 
   const command = (id: string, fn: (...args: unknown[]) => unknown): void => {
     context.subscriptions.push(vscode.commands.registerCommand(id, fn));
@@ -36,6 +39,8 @@ export function activate(context: vscode.ExtensionContext): void {
   command('piEvents.search', (initial?: unknown) => search.show(typeof initial === 'string' ? initial : undefined));
   command('piEvents.search.openSource', () => search.openSourceOfActive());
   command('piEvents.trace', (arg?: unknown) => trace.run(arg));
+  command('piEvents.fileHistory', (arg?: unknown) => files.show(arg));
+  command('piEvents.lineOrigin', () => files.lineOrigin());
   command('piEvents.open', async (ref?: unknown, order?: unknown) => {
     let text = typeof ref === 'string' ? ref : undefined;
     if (!text) {

@@ -6,7 +6,8 @@
  */
 import { appendFileSync } from 'node:fs';
 
-export type Step = 'search' | 'read' | 'readError' | 'openRead' | 'openSource' | 'copy' | 'trace' | 'reindex';
+export type Step = 'search' | 'read' | 'readError' | 'openRead' | 'openSource' | 'copy' | 'trace' | 'reindex'
+  | 'codeLens' | 'fileHistory' | 'lineOrigin';
 
 type Follower = (step: Step, data: Record<string, unknown>) => void;
 
