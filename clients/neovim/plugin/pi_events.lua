@@ -40,6 +40,12 @@ local subcommands = {
   status = function()
     require("pi_events").status()
   end,
+  file = function()
+    require("pi_events.file").history()
+  end,
+  blame = function()
+    require("pi_events.file").blame()
+  end,
   reindex = function()
     require("pi_events").reindex()
   end,
@@ -62,7 +68,8 @@ vim.api.nvim_create_user_command("PiEvents", function(cmd)
   fn(rest)
 end, {
   nargs = "*",
-  desc = "Pi events: search [query] | read [ref] | trace [ref] | open [ref] | status | reindex | restart"
+  desc = "Pi events: search [query] | read [ref] | trace [ref] | open [ref] | file | blame | status"
+    .. " | reindex | restart"
     .. " | install [sync]",
   complete = function(arglead, cmdline)
     if cmdline:match("^%s*%S+%s+%S+%s") then

@@ -21,5 +21,8 @@ return telescope.register_extension({
   exports = {
     pi_events = pick,
     search = pick,
+    file = function(opts)
+      return require("pi_events.file").telescope(vim.tbl_extend("force", ext_opts, opts or {}))
+    end,
   },
 })
