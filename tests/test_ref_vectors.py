@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from pi_event_search import eventref
+from pi_event_search.errors import InvalidRef
+from pi_event_search.eventref import Ref
 
 VECTORS: list[dict[str, Any]] = json.loads(
     (Path(__file__).parent / "data" / "ref-vectors.json").read_text(encoding="utf-8"))["vectors"]
@@ -44,3 +46,20 @@ def test_vectors_cover_the_edge_cases() -> None:
                  "astral", "adjacent", "look-behind", "CRLF"):
         assert word in names, word
     assert len(VECTORS) >= 40
+
+
+WHOLE: list[dict[str, Any]] = json.loads(
+    (Path(__file__).parent / "data" / "ref-vectors.json").read_text(encoding="utf-8"))["whole"]
+
+
+@pytest.mark.parametrize("vector", WHOLE, ids=[repr(v["text"]) for v in WHOLE])
+def test_parse_whole(vector: dict[str, Any]) -> None:
+    want = vector["ref"]
+    try:
+        ref = Ref.parse(vector["text"])
+    except InvalidRef:
+        assert want is None
+        return
+    assert want is not None
+    assert (ref.session_id, ref.entry_id, ref.fragment) == \
+        (want["sessionId"], want["entryId"], want.get("fragmentId"))

@@ -239,8 +239,9 @@ def test_units(world: World) -> None:
     assert out["refs"] == [["pi-event:019f-aa.b/5e6f7081#tool.result:0", 4, 45],
                            ["pi-event:S1/v1~3", 51, 67]]
     assert out["ref_at"] == "pi-event:S1/v1~3" and out["ref_none"] and out["parse_bad"]
-    vectors = json.loads((REPO / "tests" / "data" / "ref-vectors.json").read_text())["vectors"]
-    assert out["vectors"] == len(vectors)  # every shared vector was checked (in the script)
+    tables = json.loads((REPO / "tests" / "data" / "ref-vectors.json").read_text())
+    # every shared vector was checked (in the script)
+    assert (out["vectors"], out["whole"]) == (len(tables["vectors"]), len(tables["whole"]))
     # code point offsets [3, 9) and [10, 17) of "é… ENOENT ünïcode" highlight the right bytes
     assert out["display_pieces"] == [
         ["tool.result bash !", "PiEventsError"], ["ENOENT", "PiEventsMatch"],

@@ -80,6 +80,23 @@ H.run(function()
     end
   end
   H.put("vectors", #vectors)
+  local whole = vim.json.decode(table.concat(vim.fn.readfile(path, "b"), "\n")).whole
+  for _, w in ipairs(whole) do
+    local got = ref.parse(w.text)
+    local want = w.ref ~= vim.NIL and w.ref or nil
+    local same = (got == nil and want == nil)
+      or (
+        got ~= nil
+        and want ~= nil
+        and got.session_id == want.sessionId
+        and got.entry_id == want.entryId
+        and got.fragment_id == want.fragmentId
+      )
+    if not same then
+      table.insert(mismatches, { text = w.text, got = got or vim.NIL, want = w.ref })
+    end
+  end
+  H.put("whole", #whole)
   H.check("shared reference vectors", #mismatches == 0, mismatches)
 
   -- entry maker and highlights: code point offsets into a multibyte snippet --------------------

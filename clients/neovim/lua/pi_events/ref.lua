@@ -24,6 +24,19 @@ local ID_CHAR = "[A-Za-z0-9._~%-]"
 local BASE = "pi%-event:(" .. SESSION .. ")/(" .. ENTRY .. ")"
 local FRAGMENT = "^#([a-z.]+:%d+)"
 
+---@param session_id string
+---@param entry_id string
+---@param fragment string|nil
+---@return pi_events.Ref
+local function make(session_id, entry_id, fragment)
+  return {
+    ref = ("pi-event:%s/%s"):format(session_id, entry_id),
+    session_id = session_id,
+    entry_id = entry_id,
+    fragment_id = fragment,
+  }
+end
+
 --- The first reference at or after byte `init` of `text` (1-based), if any.
 ---@param text string
 ---@param init integer
@@ -48,14 +61,7 @@ local function match_at(text, init)
     e = e - (#entry_id - #kept)
     entry_id = kept
   end
-  return {
-    ref = ("pi-event:%s/%s"):format(session_id, entry_id),
-    session_id = session_id,
-    entry_id = entry_id,
-    fragment_id = fragment,
-  },
-    s,
-    e
+  return make(session_id, entry_id, fragment), s, e
 end
 
 --- Parse a whole reference string (surrounding whitespace allowed).
@@ -65,12 +71,17 @@ function M.parse(text)
   if type(text) ~= "string" then
     return nil
   end
+  -- The grammar exactly: no sentence punctuation to drop when the string is the reference.
   local trimmed = vim.trim(text)
-  local ref, s, e = match_at(trimmed, 1)
-  if ref and s == 1 and e == #trimmed then
-    return ref
+  local _, e, session_id, entry_id = trimmed:find("^" .. BASE)
+  if not e then
+    return nil
   end
-  return nil
+  local fragment = trimmed:match(FRAGMENT .. "$", e + 1)
+  if e < #trimmed and not fragment then
+    return nil
+  end
+  return make(session_id, entry_id, fragment)
 end
 
 --- Every reference in a line, with 0-based byte columns [start, end).

@@ -10,10 +10,17 @@ interface Vector {
   refs: { line: number; start: number; end: number; sessionId: string; entryId: string; fragmentId?: string }[];
 }
 
-/** The table the server and the Neovim client are tested against too (columns in code points). */
-const VECTORS = (
-  JSON.parse(readFileSync(resolve(__dirname, '../../../../tests/data/ref-vectors.json'), 'utf8')) as { vectors: Vector[] }
-).vectors;
+interface Whole {
+  text: string;
+  ref: { sessionId: string; entryId: string; fragmentId?: string } | null;
+}
+
+/** The tables the server and the Neovim client are tested against too (columns in code points). */
+const TABLES = JSON.parse(readFileSync(resolve(__dirname, '../../../../tests/data/ref-vectors.json'), 'utf8')) as {
+  vectors: Vector[];
+  whole: Whole[];
+};
+const VECTORS = TABLES.vectors;
 
 /** A code point column of `line` as VS Code counts it (UTF-16 units). */
 function utf16(line: string, column: number): number {
@@ -44,6 +51,12 @@ describe('parseRef', () => {
     assert.equal(formatRef(ref), `pi-event:${S}/abc`);
     assert.equal(formatRef(ref, true), `pi-event:${S}/abc#tool.call:1`);
   });
+});
+
+describe('parseRef on the shared table', () => {
+  for (const w of TABLES.whole) {
+    it(JSON.stringify(w.text), () => assert.deepEqual(parseRef(w.text) ?? null, w.ref));
+  }
 });
 
 describe('findRefs on the shared vectors', () => {
