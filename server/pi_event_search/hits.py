@@ -6,22 +6,26 @@ Unicode code points into the snippet.
 
 from __future__ import annotations
 
+import codecs
 import itertools
 import re
 import sqlite3
 import unicodedata
+import zlib
+from collections.abc import Collection, Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from pi_event_search.eventref import format_ref
-from pi_event_search.store import unpack
 
 SNIPPET_CHARS = 200
 WINDOW = 400  # raw characters considered before whitespace is collapsed
 FOLD_CHARS = 20_000  # how far the slow, diacritic-folding scan looks
 MAX_SPANS = 40  # matches looked at to place the window (the first ones, in text order)
+SCAN_AFTER = 2_000  # ... found at most this many characters after the first match
+CHUNK = 4_096  # bytes of text inflated at a time
 _OPEN, _CLOSE = "\x01", "\x02"
-_QUOTED = re.compile(r'"((?:[^"]|"")*)"')
 _TOKEN = re.compile(r"[^\W_]+")
 
 
@@ -47,15 +51,136 @@ def hit_from_row(row: sqlite3.Row, score: float, frag: str, kind: str,
     }
 
 
-def snippets(conn: sqlite3.Connection, match: str | None, fids: list[int]
-             ) -> dict[int, tuple[str, list[list[int]]]]:
-    """Snippet and match offsets per fragment id, cut from the stored (bounded) text."""
-    words, prefix = _match_words(match)
-    out: dict[int, tuple[str, list[list[int]]]] = {}
-    for fid in fids:
-        row = conn.execute("SELECT text FROM fragments WHERE fid = ?", (fid,)).fetchone()
-        out[fid] = collapse(_mark(unpack(row["text"]) if row else "", words, prefix))
-    return out
+def snippet(stored: str | bytes, words: Collection[str], prefix: str | None
+            ) -> tuple[str, list[list[int]]]:
+    """Snippet and match offsets of one fragment, cut from its stored (bounded) text."""
+    folded = frozenset(fold(w) for w in words)
+    finder = _Finder(folded, fold(prefix) if prefix is not None else None)
+    text, spans = _scan(stored, finder)
+    return collapse(_mark(text, spans))
+
+
+class _Finder:
+    """Query words in text: a literal alternation over the lower-cased text (no look-around per
+    character, so the regex engine skips ahead), token boundaries checked per match."""
+
+    def __init__(self, words: frozenset[str], prefix: str | None) -> None:
+        self.words, self.prefix = words, prefix
+        self.pattern = _literals(words, prefix)
+        self.margin = 256  # a token straddling a chunk boundary is looked at again
+
+    def find(self, low: str, pos: int, limit: int, final: bool
+             ) -> tuple[list[tuple[int, int, str]], int]:
+        """Matches in low[pos:] (at most `limit`), and where the next scan starts; a match
+        touching the end of an unfinished text is left for the next scan."""
+        spans: list[tuple[int, int, str]] = []
+        if self.pattern is None or limit <= 0:
+            return spans, pos
+        n = len(low)
+        for m in self.pattern.finditer(low, pos):
+            s, e = m.span()
+            if e == n and not final:
+                break
+            if (s and low[s - 1].isalnum()) or (e < n and low[e].isalnum()):
+                continue
+            spans.append((s, e, m.group()))
+            pos = e
+            if len(spans) >= limit:
+                return spans, pos
+        return spans, max(pos, n - self.margin) if not final else n
+
+    def folded(self, text: str) -> list[tuple[int, int, str]]:
+        """The slow path, for text whose diacritics the tokenizer folds ("cafe" finds "café")."""
+        spans = []
+        for m in _TOKEN.finditer(text, 0, FOLD_CHARS):
+            tok = fold(m.group())
+            if tok in self.words or (self.prefix is not None and tok.startswith(self.prefix)):
+                spans.append((m.start(), m.end(), tok))
+                if len(spans) >= MAX_SPANS:
+                    break
+        return spans
+
+
+@lru_cache(maxsize=256)
+def _literals(words: frozenset[str], prefix: str | None) -> re.Pattern[str] | None:
+    alternatives = [re.escape(w) for w in sorted(words, key=len, reverse=True)]
+    if prefix is not None:
+        alternatives.append(re.escape(prefix) + r"[^\W_]*")
+    return re.compile("|".join(alternatives)) if alternatives else None
+
+
+def _scan(stored: str | bytes, finder: _Finder) -> tuple[str, list[tuple[int, int, str]]]:
+    """The text (decompressed only as far as the window needs) and the matches placing it: the
+    first MAX_SPANS, all within SCAN_AFTER characters of the first."""
+    if isinstance(stored, str):
+        chunks: Iterator[str] = iter((stored,))
+    else:
+        chunks = _inflate(stored)
+    text, low, pos, exact = "", "", 0, True
+    spans: list[tuple[int, int, str]] = []
+    for chunk, final in _flagged(chunks):
+        text += chunk
+        lowered = chunk.lower()
+        exact = exact and len(lowered) == len(chunk)  # offsets in low are offsets in text
+        low += lowered if exact else ""
+        if not exact:
+            continue
+        if finder.pattern is None:
+            if len(text) >= WINDOW:
+                break
+            continue
+        found, pos = finder.find(low, pos, MAX_SPANS - len(spans), final)
+        spans += found
+        if len(spans) >= MAX_SPANS or (spans and len(text) - spans[0][0] >= SCAN_AFTER):
+            break
+    if not exact:  # the loop read every chunk
+        return text, _regex_spans(text, finder)
+    if not spans and not text.isascii():
+        return text, finder.folded(text)
+    return text, spans
+
+
+def _inflate(stored: bytes) -> Iterator[str]:
+    inflate = zlib.decompressobj()
+    decode = codecs.getincrementaldecoder("utf-8")("surrogatepass")
+    data = stored
+    while data:
+        yield decode.decode(inflate.decompress(data, CHUNK))
+        data = inflate.unconsumed_tail
+    yield decode.decode(inflate.flush(), final=True)
+
+
+def _flagged(chunks: Iterator[str]) -> Iterator[tuple[str, bool]]:
+    """Each chunk, and whether it is the last one."""
+    prev = next(chunks, None)
+    for chunk in chunks:
+        assert prev is not None
+        yield prev, False
+        prev = chunk
+    if prev is not None:
+        yield prev, True
+
+
+def _regex_spans(text: str, finder: _Finder) -> list[tuple[int, int, str]]:
+    """Case-insensitive matching on the text itself, for the rare text whose lower case has
+    another length (offsets into a lower-cased copy would drift)."""
+    pattern = _insensitive(finder.words, finder.prefix)
+    if pattern is None:
+        return []
+    spans = [(m.start(), m.end(), m.group().lower())
+             for m in itertools.islice(pattern.finditer(text), MAX_SPANS)]
+    return spans or (finder.folded(text) if not text.isascii() else [])
+
+
+@lru_cache(maxsize=256)
+def _insensitive(words: frozenset[str], prefix: str | None) -> re.Pattern[str] | None:
+    alternatives = [re.escape(w) for w in sorted(words, key=len, reverse=True)]
+    if prefix is not None:
+        alternatives.append(re.escape(prefix) + r"[^\W_]*")
+    if not alternatives:
+        return None
+    return re.compile(r"(?<![^\W_])(?:" + "|".join(alternatives) + r")(?![^\W_])",
+                      re.IGNORECASE)
 
 
 def fold(token: str) -> str:
@@ -64,48 +189,27 @@ def fold(token: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
-def _match_words(match: str | None) -> tuple[set[str], str | None]:
-    if not match:
-        return set(), None
-    terms = [t.replace('""', '"') for t in _QUOTED.findall(match)]
-    words = {fold(w) for term in terms for w in term.split()}
-    prefix = fold(terms[-1].split()[-1]) if match.endswith(" *") and terms else None
-    return words, prefix
-
-
-def _spans(text: str, words: set[str], prefix: str | None) -> list[tuple[int, int, str]]:
-    """Where the query's words occur. A regex finds them fast; only when it finds nothing (a
-    diacritic the tokenizer folds, say "cafe" for "café") is every token folded, in a bounded
-    head of the text."""
-    alternatives = [re.escape(w) for w in sorted(words, key=len, reverse=True)]
-    if prefix is not None:
-        alternatives.append(re.escape(prefix) + r"[^\W_]*")
-    if not alternatives:
-        return []
-    pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(alternatives) + r")(?![^\W_])",
-                         re.IGNORECASE)
-    spans = [(m.start(), m.end(), m.group().lower())
-             for m in itertools.islice(pattern.finditer(text), MAX_SPANS)]
-    if spans or text.isascii():
-        return spans
-    for m in _TOKEN.finditer(text, 0, FOLD_CHARS):
-        tok = fold(m.group())
-        if tok in words or (prefix is not None and tok.startswith(prefix)):
-            spans.append((m.start(), m.end(), tok))
-            if len(spans) >= MAX_SPANS:
+def _densest(spans: list[tuple[int, int, str]]) -> int:
+    """The first span starting the run (WINDOW // 2 characters) with the most distinct words."""
+    best, best_n = 0, -1
+    for i, (start, _, _) in enumerate(spans):
+        toks = set()
+        for s, _, tok in spans[i:]:
+            if s - start >= WINDOW // 2:
                 break
-    return spans
+            toks.add(tok)
+        if len(toks) > best_n:
+            best, best_n = i, len(toks)
+    return best
 
 
-def _mark(text: str, words: set[str], prefix: str | None) -> str:
+def _mark(text: str, spans: list[tuple[int, int, str]]) -> str:
     """A window of the text around the densest matches, matches wrapped in markers."""
-    spans = _spans(text, words, prefix)
     if not spans:
         return text[:WINDOW]
-    best = max(range(len(spans)), key=lambda i: (
-        len({tok for s, _, tok in spans[i:i + 40] if s - spans[i][0] < WINDOW // 2}), -i))
-    begin = max(0, spans[best][0] - WINDOW // 5)
-    while begin > 0 and not text[begin - 1].isspace() and spans[best][0] - begin < WINDOW // 3:
+    first = spans[_densest(spans)][0]
+    begin = max(0, first - WINDOW // 5)
+    while begin > 0 and not text[begin - 1].isspace() and first - begin < WINDOW // 3:
         begin -= 1
     end = min(len(text), begin + WINDOW)
     parts = ["…" if begin > 0 else ""]
@@ -119,29 +223,23 @@ def _mark(text: str, words: set[str], prefix: str | None) -> str:
     return "".join(parts)
 
 
+_SPACES = re.compile(r"\s+")
+_MARKS = re.compile(f"[{_OPEN}{_CLOSE}]")
+
+
 def collapse(marked: str) -> tuple[str, list[list[int]]]:
     """Collapse whitespace, drop the markers, bound the length; offsets follow the text."""
-    chars: list[str] = []
+    squeezed = _SPACES.sub(" ", marked).strip()
     matches: list[list[int]] = []
     start: int | None = None
-    space = False
-    for ch in marked:
-        if ch == _OPEN:
-            start = len(chars) + (1 if space and chars else 0)
-            continue
-        if ch == _CLOSE:
-            if start is not None:
-                matches.append([start, len(chars)])
+    for n, m in enumerate(_MARKS.finditer(squeezed)):
+        at = m.start() - n
+        if m.group() == _OPEN:
+            start = at
+        elif start is not None:
+            matches.append([start, at])
             start = None
-            continue
-        if ch.isspace():
-            space = True
-            continue
-        if space and chars:
-            chars.append(" ")
-        space = False
-        chars.append(ch)
-    text = "".join(chars)
+    text = squeezed.replace(_OPEN, "").replace(_CLOSE, "")
     if len(text) <= SNIPPET_CHARS:
         return text, matches
     first = matches[0][0] if matches else 0
