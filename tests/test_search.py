@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builder import SessionBuilder, sample_session
-from engine_support import ALL, engine, hits
+from engine_support import ALL, cli_json, engine, hits
 from pi_event_search.projection import HEAD_CHARS, TAIL_CHARS
 from pi_event_search.search import Filters, StaleCursor
 
@@ -135,3 +135,92 @@ def test_cursor_pages_and_goes_stale(pi_home):
     e.refresh()
     with pytest.raises(StaleCursor):
         e.search("paged", Filters(), scope, limit=3, cursor=first.next_cursor)
+
+
+@pytest.fixture
+def inflections(pi_home):
+    """Events worded as people write them; each test searches with other inflections."""
+    sb = SessionBuilder(pi_home.sessions, "/home/dev/infl")
+    ids = {
+        "fails": sb.user("the build fails on CI since the lockfile bump"),
+        "failed": sb.assistant("I updated the lockfile; the build failed once more on the runner"),
+        "testing": sb.user("testing the reconnect path by hand"),
+        "tests": sb.bash("npm run tests", "3 tests passed, websocket reconnected"),
+        "updating": sb.user("updating getUserById callers in src/users/repository.ts"),
+        "failing": sb.user("failing build is expected here"),
+    }
+    ids["call"] = sb.assistant(tool_calls=[("c1", "read", {"path": "src/testing/fixtures.ts"})])
+    ids["path"] = sb.tool_result("c1", "read", "export const fixtureId = 'a1b2c3d4e5'")
+    e = engine(pi_home.index)
+    e.refresh()
+    return e, ids
+
+
+def _ids(found):
+    return [h["entryId"] for h in found]
+
+
+@pytest.mark.parametrize("query,expected", [
+    ("fail", {"fails", "failed", "failing"}),
+    ("build failing", {"fails", "failed", "failing"}),
+    ("tested", {"testing", "tests", "call"}),  # the path's "testing" is a word in it too
+    ("updated lockfile", {"failed"}),
+    ("update getUserById", {"updating"}),
+])
+def test_query_words_match_other_inflections(inflections, query, expected):
+    e, ids = inflections
+    assert set(_ids(hits(e, query))) == {ids[k] for k in expected}
+
+
+def test_exact_forms_rank_before_inflection_only_matches(inflections):
+    e, ids = inflections
+    found = _ids(hits(e, "build failing"))
+    assert found[0] == ids["failing"]  # the only event with "failing" itself
+    assert set(found[1:]) == {ids["fails"], ids["failed"]}
+    found = _ids(hits(e, "failed"))
+    assert found[0] == ids["failed"]
+    # exact hits highlight the word as typed; inflection-only hits highlight what matched
+    first, *rest = hits(e, "failed")
+    assert [first["snippet"][s:t] for s, t in first["matches"]] == ["failed"]
+    assert {r["snippet"][s:t] for r in rest for s, t in r["matches"]} == {"fails", "failing"}
+
+
+def test_inflected_matches_page_after_the_exact_ones(inflections):
+    e, ids = inflections
+    seen = []
+    cursor = None
+    while True:
+        page = e.search("fails", Filters(), ALL, limit=1, cursor=cursor)
+        seen += _ids(page.hits)
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert seen[0] == ids["fails"] and sorted(seen[1:]) == sorted([ids["failed"],
+                                                                   ids["failing"]])
+
+
+@pytest.mark.parametrize("query", [
+    '"build fail"',  # a quoted phrase stays exact: "build fails" is not "build fail"
+    "getUserByIds",  # identifiers are not English words
+    "src/test/fixtures.ts",  # nor are paths
+    "a1b2c3d4e",  # nor hashes
+    "fixtureIds",
+])
+def test_phrases_identifiers_paths_and_hashes_stay_exact(inflections, query):
+    e, _ = inflections
+    assert hits(e, query) == []
+
+
+def test_exact_identifiers_and_paths_still_match(inflections):
+    e, ids = inflections
+    assert _ids(hits(e, "src/testing/fixtures.ts")) == [ids["call"]]
+    assert _ids(hits(e, "a1b2c3d4e5")) == [ids["path"]]
+    assert _ids(hits(e, '"build fails"')) == [ids["fails"]]
+
+
+def test_inflections_through_the_cli(inflections):
+    _, ids = inflections
+    data = cli_json("search", "--all", "updated lockfile")
+    assert [h["entryId"] for h in data["hits"]] == [ids["failed"]]
+    data = cli_json("search", "--all", "tested")
+    assert {h["entryId"] for h in data["hits"]} == {ids["testing"], ids["tests"], ids["call"]}

@@ -164,3 +164,21 @@ async def test_bad_settings_are_logged_once_and_ignored(start, project):
         settings={"piEvents": {"roots": ["relative/path"]}}))
     await wait_for(lambda: any("absolute" in m.message for m in client.log_messages))
     assert (await request(client, "piEvents/search", {"query": "websocket"}))["hits"]
+
+
+async def test_inflections_exact_first_and_phrases_exact(start, pi_home, tmp_path):
+    proj = tmp_path / "infl"
+    proj.mkdir()
+    sb = SessionBuilder(pi_home.sessions, str(proj))
+    fails = sb.user("the build fails after the lockfile bump")
+    failed = sb.user("the build failed again")
+    other = SessionBuilder(pi_home.sessions, str(tmp_path / "elsewhere"))
+    other.user("the build failed outside the roots")
+    client = await start([str(proj)])
+    res = await request(client, "piEvents/search", {"query": "build failed"})
+    assert [h["entryId"] for h in res["hits"]] == [failed, fails]  # exact first, then inflected
+    assert res["hits"][1]["snippet"][slice(*res["hits"][1]["matches"][-1])] == "fails"
+    res = await request(client, "piEvents/search", {"query": '"build fail"'})
+    assert res["hits"] == []
+    res = await request(client, "piEvents/search", {"query": "failing lockfiles"})
+    assert [h["entryId"] for h in res["hits"]] == [fails]
