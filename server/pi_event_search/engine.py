@@ -23,6 +23,8 @@ from pi_event_search.search import Filters, Page, search
 from pi_event_search.status import status
 from pi_event_search.trace import trace_event
 
+READ_REFRESH_WAIT = 1.0  # seconds a read waits for the index held by an indexing pass
+
 
 def _valid(value: Any) -> Any:
     if isinstance(value, str):
@@ -64,6 +66,17 @@ class Engine:
         with self._write_lock:
             return indexer.refresh(self.conn, self.dirs, progress)
 
+    def refresh_file(self, path: str) -> None:
+        """Bring one session file up to date for a read that found it changed: that file alone,
+        when it is still the indexed session file, and without waiting long for an indexing
+        pass that holds the index (the watcher or the next pass catches the change)."""
+        if not self._write_lock.acquire(timeout=READ_REFRESH_WAIT):
+            return
+        try:
+            indexer.refresh_paths(self.conn, {path})
+        finally:
+            self._write_lock.release()
+
     def refresh_paths(self, paths: set[str]) -> indexer.Report:
         """Refresh just these files when that is enough to be exact, else everything."""
         with self._write_lock:
@@ -80,7 +93,7 @@ class Engine:
 
     def read(self, ref: str | Ref, scope: Scope, **kw: Any) -> dict[str, Any]:
         target = ref if isinstance(ref, Ref) else Ref.parse(ref)
-        return read_event(self.reader(), self.refresh, target, scope, **kw)
+        return read_event(self.reader(), self.refresh_file, target, scope, **kw)
 
     def trace(self, ref: str | Ref, scope: Scope) -> dict[str, Any]:
         target = ref if isinstance(ref, Ref) else Ref.parse(ref)

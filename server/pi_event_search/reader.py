@@ -1,5 +1,6 @@
 """Exact reads: content comes from the source file at the stored offset, verified, never from
-snippets. If the file changed, the index is refreshed first; if the entry is gone, we say so.
+snippets. If the file changed, that one file is indexed again first; if the entry is gone, we
+say so.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class _Located(NamedTuple):
     entry: dict[str, Any] | None  # read back from the source; None when it no longer matches
 
 
-def read_event(conn: sqlite3.Connection, refresh: Callable[[], object], target: Ref,
+def read_event(conn: sqlite3.Connection, refresh_file: Callable[[str], object], target: Ref,
                scope: Scope, *, fragment: str | None = None, offset: int = 0,
                length: int = 4000, before: int = 1, after: int = 1,
                order: str = "append") -> dict[str, Any]:
@@ -42,7 +43,7 @@ def read_event(conn: sqlite3.Connection, refresh: Callable[[], object], target: 
     fragment = fragment or target.fragment
     found = _locate(conn, target, scope)
     if found is not None and found.entry is None:  # the source changed since it was indexed
-        refresh()
+        refresh_file(found.row["path"])
         found = _locate(conn, target, scope)
     if found is None:
         raise NotFound(str(target))
