@@ -32,6 +32,9 @@ function M.running()
   return running
 end
 
+--- Bytes of log kept before a run starts a new one.
+M.max_log = 1024 * 1024
+
 --- Where each run writes pip's full output.
 ---@return string
 function M.log_path()
@@ -96,7 +99,7 @@ end
 ---@param on_exit fun(res: vim.SystemCompleted)
 ---@param on_line fun(line: string)|nil  sees each line of stdout as it comes
 local function exec(sync, cmd, on_exit, on_line)
-  append_log(M.log_path(), "$ " .. table.concat(cmd, " ") .. "\n")
+  append_log(M.log_path(), "$ " .. table.concat(vim.tbl_map(vim.fn.shellescape, cmd), " ") .. "\n")
   local t0, chunks = vim.uv.hrtime(), {}
   local function done(res)
     res.stdout = res.stdout or table.concat(chunks)
@@ -237,6 +240,10 @@ function M.run(opts)
   end
   running = true
   local started, result = vim.uv.hrtime(), nil
+  local stat = vim.uv.fs_stat(M.log_path())
+  if stat and stat.size > M.max_log then
+    os.remove(M.log_path()) -- the log keeps recent runs only
+  end
   append_log(M.log_path(), ("\n== %s :PiEvents install\n"):format(os.date("%Y-%m-%d %H:%M:%S")))
   steps(sync, function(ok, msg, version)
     running = false
