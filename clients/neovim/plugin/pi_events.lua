@@ -22,36 +22,29 @@ for group, target in pairs({
   vim.api.nvim_set_hl(0, group, { link = target, default = true })
 end
 
---- A subcommand that hands its argument (nil when there is none) to one function of the plugin.
+--- A subcommand that calls one function of a plugin module, loaded on first use; with `pass`,
+--- the command's argument goes along (nil when there is none).
+---@param module string
 ---@param name string
+---@param pass boolean|nil
 ---@return fun(args: string)
-local function passing_args(name)
+local function calls(module, name, pass)
   return function(args)
-    require("pi_events")[name](args ~= "" and args or nil)
+    require(module)[name](pass and args ~= "" and args or nil)
   end
 end
 
 ---@type table<string, fun(args: string)>
 local subcommands = {
-  search = passing_args("search"),
-  read = passing_args("read"),
-  trace = passing_args("trace"),
-  open = passing_args("open_source"),
-  status = function()
-    require("pi_events").status()
-  end,
-  file = function()
-    require("pi_events.file").history()
-  end,
-  blame = function()
-    require("pi_events.file").blame()
-  end,
-  reindex = function()
-    require("pi_events").reindex()
-  end,
-  restart = function()
-    require("pi_events").restart()
-  end,
+  search = calls("pi_events", "search", true),
+  read = calls("pi_events", "read", true),
+  trace = calls("pi_events", "trace", true),
+  open = calls("pi_events", "open_source", true),
+  status = calls("pi_events", "status"),
+  file = calls("pi_events.file", "history"),
+  blame = calls("pi_events.file", "blame"),
+  reindex = calls("pi_events", "reindex"),
+  restart = calls("pi_events", "restart"),
   -- Asynchronous in a UI; synchronous headless (lazy.nvim's `build`) or with "sync".
   install = function(args)
     require("pi_events.install").run({ sync = args == "sync" or nil })

@@ -228,6 +228,17 @@ end
 --- Milliseconds requests wait for a starting server.
 M.init_timeout = 20000
 
+--- Report a request's error (vim.notify); whether there was one.
+---@param err table|nil
+---@return boolean failed
+function M.failed(err)
+  if err then
+    vim.notify("pi_events: " .. tostring(err.message), vim.log.levels.ERROR)
+    return true
+  end
+  return false
+end
+
 --- Answer `handler` that there is no server; the cancel function of a request never sent.
 ---@param handler pi_events.Handler
 ---@return fun(): boolean

@@ -20,16 +20,6 @@ local function file_uri(bufnr)
   return vim.uri_from_fname(vim.fn.fnamemodify(name, ":p"))
 end
 
----@param err table|nil
----@return boolean
-local function failed(err)
-  if err then
-    vim.notify("pi_events: " .. tostring(err.message), vim.log.levels.ERROR)
-    return true
-  end
-  return false
-end
-
 --- How a history hit is known, for its display line.
 ---@param hit table
 ---@return string
@@ -78,7 +68,7 @@ function M.fetch(bufnr, done)
   end
   local params = { uri = uri, limit = config.options.limit }
   client.request("piEvents/fileHistory", params, function(err, result)
-    if not failed(err) then
+    if not client.failed(err) then
       done(result, uri)
     end
   end, nil, bufnr)
@@ -129,17 +119,16 @@ end
 function M.telescope(opts)
   opts = opts or {}
   M.fetch(0, function(result, uri)
-    local pickers, finders = require("telescope.pickers"), require("telescope.finders")
-    local actions, state = require("telescope.actions"), require("telescope.actions.state")
-    local picker_mod, act = require("pi_events.picker"), require("pi_events.select").act
-    local c = client.current()
+    local finders = require("telescope.finders")
     local index = 0
-    local picker = pickers.new(opts, {
-      prompt_title = ("Pi history of %s (%s)"):format(
-        vim.fs.basename(vim.uri_to_fname(uri)),
-        M.counts_text(result.counts)
-      ),
-      finder = finders.new_table({
+    local title = ("Pi history of %s (%s)"):format(
+      vim.fs.basename(vim.uri_to_fname(uri)),
+      M.counts_text(result.counts)
+    )
+    M.last_picker = require("pi_events.picker").show(
+      opts,
+      title,
+      finders.new_table({
         results = result.hits or {},
         entry_maker = function(hit)
           local entry = M.make_entry(hit)
@@ -150,37 +139,9 @@ function M.telescope(opts)
           return entry
         end,
       }),
-      sorter = picker_mod.sorter(),
-      previewer = picker_mod.previewer(c),
-      attach_mappings = function(prompt_bufnr, map)
-        local function with(fn, close)
-          return function()
-            local entry = state.get_selected_entry()
-            if entry then
-              if close then
-                actions.close(prompt_bufnr)
-              end
-              fn(entry.value)
-            end
-          end
-        end
-        actions.select_default:replace(with(function(hit)
-          act(hit, "read")
-        end, true))
-        for name, lhs in pairs(config.options.keymaps.picker) do
-          if lhs then
-            local fn = with(function(hit)
-              act(hit, name)
-            end, name ~= "yank")
-            map("i", lhs, fn)
-            map("n", lhs, fn)
-          end
-        end
-        return true
-      end,
-    })
-    picker:find()
-    M.last_picker = picker
+      client.current(),
+      "read"
+    )
   end)
 end
 
@@ -260,26 +221,18 @@ local function open_float(lines, hit)
   vim.wo[win].wrap = true
   local view = require("pi_events.view")
   vim.api.nvim_buf_set_extmark(buf, view.ns, 0, 0, { end_col = #lines[1], hl_group = "PiEventsHeading" })
-  local function target()
-    local r = require("pi_events.ref").under_cursor()
-    return r and r.ref or hit.ref
-  end
-  local function go(fn)
-    return function()
-      local ref = target()
+  -- A reference under the cursor (a candidate) wins over the hit itself.
+  view.event_keys(
+    buf,
+    { o = "read", ["<CR>"] = "read", t = "trace", q = "close", ["<Esc>"] = "close" },
+    function()
+      local r = require("pi_events.ref").under_cursor()
+      return r and r.ref or hit.ref
+    end,
+    function()
       vim.api.nvim_win_close(win, true)
-      fn(ref)
     end
-  end
-  local api = require("pi_events")
-  local map = function(lhs, fn, desc)
-    vim.keymap.set("n", lhs, fn, { buffer = buf, nowait = true, desc = desc })
-  end
-  map("o", go(api.read), "pi_events: read the event")
-  map("<CR>", go(api.read), "pi_events: read the event")
-  map("t", go(api.trace), "pi_events: trace the event")
-  map("q", "<cmd>close<cr>", "close")
-  map("<Esc>", "<cmd>close<cr>", "close")
+  )
   return win
 end
 
@@ -292,7 +245,7 @@ function M.blame()
   end
   local line = vim.api.nvim_win_get_cursor(0)[1] - 1
   client.request("piEvents/lineOrigin", { uri = uri, line = line }, function(err, result)
-    if failed(err) then
+    if client.failed(err) then
       return
     end
     if result.hit == nil or result.hit == vim.NIL then

@@ -16,16 +16,6 @@ local augroup = vim.api.nvim_create_augroup("pi_events", { clear = true })
 --- Whether setup() ran (it is what attaches buffers).
 local set_up = false
 
----@param err table|nil
----@return boolean failed
-local function failed(err)
-  if err then
-    vim.notify("pi_events: " .. tostring(err.message), vim.log.levels.ERROR)
-    return true
-  end
-  return false
-end
-
 --- Jump to the definition the server gives for the position under the cursor (a `pi-event:`
 --- reference -> its JSONL line). Asks this plugin's client only.
 ---@param bufnr integer
@@ -36,7 +26,7 @@ function M.definition(bufnr)
   end
   local params = vim.lsp.util.make_position_params(0, c.offset_encoding)
   client.request("textDocument/definition", params, function(err, result)
-    if failed(err) then
+    if client.failed(err) then
       return
     end
     local loc = (type(result) == "table" and vim.islist(result)) and result[1] or result
@@ -126,7 +116,7 @@ end
 local function event_at_line(use)
   local params = { uri = vim.uri_from_bufnr(0), line = vim.api.nvim_win_get_cursor(0)[1] - 1 }
   client.request("piEvents/eventAt", params, function(err, result)
-    local parsed = not failed(err) and type(result) == "table" and refs.parse(result.ref)
+    local parsed = not client.failed(err) and type(result) == "table" and refs.parse(result.ref)
     if parsed then
       use(parsed)
     elseif not err then
@@ -166,7 +156,7 @@ end
 local function ask_about(ref, method, params, show)
   with_ref(ref, function(parsed)
     client.request(method, params(parsed), function(err, result)
-      if not failed(err) then
+      if not client.failed(err) then
         show(parsed, result)
       end
     end)
@@ -219,7 +209,7 @@ end
 --- Show the index state and what this workspace may see.
 function M.status()
   client.request("piEvents/status", {}, function(err, result)
-    if not failed(err) then
+    if not client.failed(err) then
       view.show("pi-event://status", render.status(result))
     end
   end)
@@ -230,7 +220,7 @@ end
 function M.reindex(done)
   vim.notify("pi_events: reindexing ...", vim.log.levels.INFO)
   client.request("piEvents/reindex", {}, function(err, result)
-    if not failed(err) then
+    if not client.failed(err) then
       vim.notify(
         ("pi_events: reindexed %s session(s), generation %s"):format(
           tostring(result.changedSessions),

@@ -53,19 +53,64 @@ end
 ---@field limit integer|nil
 ---@field debounce integer|nil
 
+--- Telescope mappings of a picker of hits: <CR> does `default`, each picker key
+--- (config.keymaps.picker) its action (pi_events.select.act); all but yank close the picker.
+---@param prompt_bufnr integer
+---@param map fun(mode: string, lhs: string, fn: function)
+---@param default string  the action of <CR>
+---@return boolean
+local function map_hit_actions(prompt_bufnr, map, default)
+  local actions = require("telescope.actions")
+  local act = require("pi_events.select").act
+  actions.select_default:replace(function()
+    with_selection(prompt_bufnr, function(hit)
+      act(hit, default)
+    end, true)
+  end)
+  for name, lhs in pairs(config.options.keymaps.picker) do
+    if lhs then
+      local fn = function()
+        with_selection(prompt_bufnr, function(hit)
+          act(hit, name)
+        end, name ~= "yank")
+      end
+      map("i", lhs, fn)
+      map("n", lhs, fn)
+    end
+  end
+  return true
+end
+
+--- Show a telescope picker of hits: the event preview, the hit actions (<CR> does `default`).
+---@param opts table  telescope picker options
+---@param title string
+---@param finder table
+---@param c vim.lsp.Client|nil  the client the preview asks
+---@param default string
+---@return table picker
+function M.show(opts, title, finder, c, default)
+  local picker = require("telescope.pickers").new(opts, {
+    prompt_title = title,
+    finder = finder,
+    sorter = M.sorter(),
+    previewer = M.previewer(c),
+    attach_mappings = function(prompt_bufnr, map)
+      return map_hit_actions(prompt_bufnr, map, default)
+    end,
+  })
+  picker:find()
+  return picker
+end
+
 --- Open the live picker over `piEvents/search`.
 ---@param opts pi_events.PickerOpts|table|nil  also any telescope picker option
 ---@return table|nil picker
 function M.open(opts)
   opts = opts or {}
-  local pickers = require("telescope.pickers")
-  local actions = require("telescope.actions")
   local c = client.current()
   if not c then
     return nil
   end
-  local act = require("pi_events.select").act
-  local keys = config.options.keymaps.picker
   -- Entries need an index for the sorter: count them per prompt.
   local count = 0
   local base =
@@ -85,33 +130,7 @@ function M.open(opts)
       end, on_done)
     end,
   })
-  local picker = pickers.new(opts, {
-    prompt_title = "Pi events",
-    finder = finder,
-    sorter = M.sorter(),
-    previewer = M.previewer(c),
-    attach_mappings = function(prompt_bufnr, map)
-      actions.select_default:replace(function()
-        with_selection(prompt_bufnr, function(hit)
-          act(hit, "open")
-        end, true)
-      end)
-      for name, lhs in pairs(keys) do
-        if lhs then
-          local fn = function()
-            with_selection(prompt_bufnr, function(hit)
-              act(hit, name)
-            end, name ~= "yank")
-          end
-          map("i", lhs, fn)
-          map("n", lhs, fn)
-        end
-      end
-      return true
-    end,
-  })
-  picker:find()
-  return picker
+  return M.show(opts, "Pi events", finder, c, "open")
 end
 
 return M

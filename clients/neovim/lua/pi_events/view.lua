@@ -27,28 +27,39 @@ function M.fill(bufnr, rendered)
   end
 end
 
---- Buffer-local keys of the read/trace views, acting on the reference under the cursor.
+--- Buffer-local keys that act on an event: `keys` maps a key to "read", "trace", "open" (its
+--- JSONL line), "yank" or "close"; `target` names the event (nil: there is none here); `before`
+--- runs first (a float closes itself).
+---@param bufnr integer
+---@param keys table<string, "read"|"trace"|"open"|"yank"|"close">
+---@param target fun(): string|nil
+---@param before fun()|nil
+function M.event_keys(bufnr, keys, target, before)
+  local api = require("pi_events")
+  local actions = { read = api.read, trace = api.trace, open = api.open_source, yank = M.yank }
+  for lhs, action in pairs(keys) do
+    local rhs = action == "close" and "<cmd>close<cr>"
+      or function()
+        local ref = target()
+        if not ref then
+          return vim.notify("pi_events: no pi-event: reference under the cursor", vim.log.levels.INFO)
+        end
+        if before then
+          before()
+        end
+        actions[action](ref)
+      end
+    vim.keymap.set("n", lhs, rhs, { buffer = bufnr, nowait = true, desc = "pi_events: " .. action })
+  end
+end
+
+--- Keys of the read/trace views, acting on the reference under the cursor.
 ---@param bufnr integer
 local function view_keys(bufnr)
-  local function on_ref(fn)
-    return function()
-      local r = require("pi_events.ref").under_cursor()
-      if r then
-        fn(r.ref)
-      else
-        vim.notify("pi_events: no pi-event: reference under the cursor", vim.log.levels.INFO)
-      end
-    end
-  end
-  local api = require("pi_events")
-  local map = function(lhs, fn, desc)
-    vim.keymap.set("n", lhs, fn, { buffer = bufnr, nowait = true, desc = desc })
-  end
-  map("<CR>", on_ref(api.read), "pi_events: read the event under the cursor")
-  map("gd", on_ref(api.open_source), "pi_events: open the event's JSONL line")
-  map("gt", on_ref(api.trace), "pi_events: trace the event under the cursor")
-  map("yr", on_ref(M.yank), "pi_events: yank the reference under the cursor")
-  map("q", "<cmd>close<cr>", "close")
+  M.event_keys(bufnr, { ["<CR>"] = "read", gd = "open", gt = "trace", yr = "yank", q = "close" }, function()
+    local r = require("pi_events.ref").under_cursor()
+    return r and r.ref
+  end)
 end
 
 --- Show rendered lines in the scratch buffer named `name` (reused), in the current window.
