@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,9 +16,13 @@ from dataclasses import dataclass, field
 from pi_event_search import store
 from pi_event_search.discovery import HeaderInfo, Observation, SessionDir, read_header_info, scan
 from pi_event_search.ingest import RACY_NS, Outcome, apply_file, mark_stale
+from pi_event_search.prepare import ReadAhead, cores
+from pi_event_search.progress import Eta
 from pi_event_search.sessions import drop_session
 
+# (files done, files in the pass, what is happening: bytes done of bytes to do and time left)
 Progress = Callable[[int, int, str], None]
+BULK_BYTES = 256 << 20  # new bytes that make a pass a bulk load even on a non-empty index
 
 
 @dataclass(slots=True)
@@ -41,21 +46,111 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
             progress: Progress | None = None) -> Report:
     """Bring the index up to date with what is on disk now."""
     observed, unavailable = scan(dirs)
-    known = {row["path"]: row for row in conn.execute(
-        "SELECT path, root, dev, ino, size, mtime_ns, session_id, status, reason FROM files")}
+    report = Report(files=len(observed))
+    known, settled = _known(conn)
+    if not unavailable and _quiet(observed, known, settled):
+        # Nothing to open, write or forget: no write transaction at all.
+        report.changed["unchanged"] = settled.indexed
+        report.generation = store.generation(conn)
+        return report
+    pending = store.bulk_pending(conn)
     infos = {o.path: _header(o, known.get(o.path)) for o in observed}
     canonical = _canonical(observed, infos)
-    report = Report(files=len(observed))
-    _apply_all(conn, observed, infos, canonical, known, report, progress)
+    todo = [o for o in observed if _to_apply(o, infos[o.path], canonical, known.get(o.path))]
+    new = sum(o.size for o in todo if _fresh(known.get(o.path)))
+    bulk = pending or (new > 0 and not known) or new >= BULK_BYTES
+    if bulk:
+        store.bulk_begin(conn)
+    _apply_all(conn, observed, infos, canonical, known, report, progress, todo, bulk)
     with store.WriteBatch(conn) as batch:
         batch.begin()
         report.removed = _forget(conn, {o.path for o in observed}, {d.path for d in dirs},
                                  unavailable)
         batch.dirty |= report.removed > 0
+    if bulk:
+        if progress is not None:
+            progress(len(observed), len(observed), "merging the full-text index")
+        started = time.monotonic()
+        store.bulk_end(conn)
+        if os.environ.get("PIES_INDEX_STATS"):
+            print(f"index stats: final merge and indexes {time.monotonic() - started:.2f} s",
+                  file=sys.stderr)
     report.generation = store.generation(conn)
     if progress is not None:
         progress(len(observed), len(observed), "")
     return report
+
+
+class _Settled(dict[str, tuple[object, ...]]):
+    """path -> (root, dev, ino, size, mtime_ns) of each file whose last pass left it settled
+    (indexed, duplicate or skipped), with the number of indexed ones."""
+
+    indexed = 0
+    pending = False  # a bulk load is unfinished
+
+
+# The files table as this connection last read it, while nothing has been written to the index
+# since (`PRAGMA data_version` moves on other connections' commits, total_changes on our own).
+# Connections take no weak references: the few most recent are kept, by identity.
+_KNOWN: dict[int, tuple[sqlite3.Connection, tuple[int, int], dict[str, sqlite3.Row],
+                        _Settled]] = {}
+
+
+def _known(conn: sqlite3.Connection) -> tuple[dict[str, sqlite3.Row], _Settled]:
+    key = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+    cached = _KNOWN.get(id(conn))
+    if cached is not None and cached[0] is conn and cached[1] == key:
+        return cached[2], cached[3]
+    known = {row["path"]: row for row in conn.execute(
+        "SELECT path, root, dev, ino, size, mtime_ns, session_id, status, reason, canonical_path "
+        "FROM files")}
+    settled = _Settled((p, (r["root"], r["dev"], r["ino"], r["size"], r["mtime_ns"]))
+                       for p, r in known.items()
+                       if r["status"] in ("indexed", "duplicate", "skipped"))
+    settled.indexed = sum(1 for r in known.values() if r["status"] == "indexed")
+    settled.pending = store.bulk_pending(conn)
+    _KNOWN.pop(id(conn), None)
+    while len(_KNOWN) >= 4:
+        del _KNOWN[next(iter(_KNOWN))]
+    _KNOWN[id(conn)] = (conn, key, known, settled)
+    return known, settled
+
+
+def _quiet(observed: list[Observation], known: dict[str, sqlite3.Row],
+           settled: _Settled) -> bool:
+    """Every file is as the last pass left it (same root, identity, size and mtime; indexed,
+    duplicate or skipped; old enough that its mtime cannot hide a change) and none is gone: with
+    the same inputs, the pass would change nothing."""
+    if settled.pending or len(observed) != len(known) or len(settled) != len(known):
+        return False
+    racy = time.time_ns() - RACY_NS
+    for obs in observed:
+        if settled.get(obs.path) != (obs.root, obs.dev, obs.ino, obs.size, obs.mtime_ns) \
+                or obs.mtime_ns > racy:
+            return False
+    return True
+
+
+def _to_apply(obs: Observation, info: HeaderInfo, canonical: dict[str, Observation],
+              row: sqlite3.Row | None) -> bool:
+    """Whether the pass opens this file (a canonical session file that changed)."""
+    return info.session_id is not None and canonical[info.session_id].path == obs.path \
+        and not _settled(obs, row)
+
+
+def _fresh(row: sqlite3.Row | None) -> bool:
+    """Not indexed yet (or no longer): the file will be parsed whole, not appended to."""
+    return row is None or row["status"] != "indexed"
+
+
+def _read_ahead(todo: list[Observation], known: dict[str, sqlite3.Row]
+                ) -> ReadAhead | None:
+    """A parsing thread for the files that will be parsed whole, when there is a second core and
+    enough work to be worth one."""
+    paths = [o.path for o in todo if _fresh(known.get(o.path))]
+    if cores() < 2 or len(paths) < 2:
+        return None
+    return ReadAhead(paths)
 
 
 def refresh_paths(conn: sqlite3.Connection, paths: set[str]) -> Report | None:
@@ -87,9 +182,31 @@ def refresh_paths(conn: sqlite3.Connection, paths: set[str]) -> Report | None:
 def _apply_all(conn: sqlite3.Connection, observed: list[Observation],
                infos: dict[str, HeaderInfo], canonical: dict[str, Observation],
                known: dict[str, sqlite3.Row], report: Report,
-               progress: Progress | None) -> None:
+               progress: Progress | None, todo: list[Observation], bulk: bool) -> None:
     outcomes: dict[str, Outcome] = {}
+    eta = Eta(sum(o.size for o in todo))
+    ahead = _read_ahead(todo, known)
+    switch = sys.getswitchinterval()
+    if ahead is not None:  # the writer gets the GIL back quickly after each SQLite step
+        sys.setswitchinterval(0.0005)
+    try:
+        _apply_each(conn, observed, infos, canonical, known, outcomes, progress, eta, ahead, bulk)
+    finally:
+        if ahead is not None:
+            ahead.close()
+            sys.setswitchinterval(switch)
+        if os.environ.get("PIES_INDEX_STATS"):  # bench: the CPU of each thread (critical path)
+            print(f"index stats: writer cpu {time.thread_time():.2f} s, read-ahead cpu "
+                  f"{ahead.cpu if ahead else 0:.2f} s, bulk {bulk}", file=sys.stderr)
+    for outcome in outcomes.values():
+        report.count(outcome)
 
+
+def _apply_each(conn: sqlite3.Connection, observed: list[Observation],
+                infos: dict[str, HeaderInfo], canonical: dict[str, Observation],
+                known: dict[str, sqlite3.Row], outcomes: dict[str, Outcome],
+                progress: Progress | None, eta: Eta, ahead: ReadAhead | None, bulk: bool
+                ) -> None:
     def one(obs: Observation) -> None:
         info = infos[obs.path]
         if info.session_id is None:
@@ -99,14 +216,18 @@ def _apply_all(conn: sqlite3.Connection, observed: list[Observation],
         elif _settled(obs, known.get(obs.path)):
             outcomes[obs.path] = Outcome("unchanged")
         else:
-            outcome = outcomes[obs.path] = apply_file(conn, obs, info.session_id)
+            parsed = ahead.take(obs.path) if ahead is not None else None
+            outcome = outcomes[obs.path] = apply_file(conn, obs, info.session_id, parsed)
             batch.dirty |= outcome.change in ("appended", "rebuilt")
+            eta.add(obs.size)
 
     with store.WriteBatch(conn) as batch:
+        if bulk:
+            batch.seconds *= store.BULK_COMMIT_FACTOR
         applied: list[Observation] = []  # in the open transaction
         for i, obs in enumerate(observed):
             if progress is not None:
-                progress(i, len(observed), obs.path)
+                progress(i, len(observed), eta.text())
             batch.begin()
             try:
                 one(obs)
@@ -120,8 +241,6 @@ def _apply_all(conn: sqlite3.Connection, observed: list[Observation],
                 outcomes[obs.path] = Outcome("stale", error=str(exc))
             if batch.maybe_commit():
                 applied.clear()
-    for outcome in outcomes.values():
-        report.count(outcome)
 
 
 def _same_stat(obs: Observation, row: sqlite3.Row) -> bool:

@@ -17,7 +17,7 @@ import orjson
 from pi_event_search import jsonl, tree
 from pi_event_search.authz import place_tokens, with_places
 from pi_event_search.discovery import Observation
-from pi_event_search.prepare import Prepared, parse_open, prepare
+from pi_event_search.prepare import ParsedFile, Prepared, parse_open, prepare
 from pi_event_search.sessions import drop_session, upsert_session
 
 RACY_NS = 3_000_000_000
@@ -35,12 +35,14 @@ class Stale(Exception):
     """The file changed in a way that cannot be parsed safely; keep the last known-good index."""
 
 
-def apply_file(conn: sqlite3.Connection, obs: Observation, session_id: str) -> Outcome:
+def apply_file(conn: sqlite3.Connection, obs: Observation, session_id: str,
+               ahead: ParsedFile | None = None) -> Outcome:
     """Apply one file inside the caller's write transaction. No savepoint: FTS5 flushes its
     pending index at every savepoint, and nothing needs one (a Stale is raised before anything
-    is written; any other error rolls the whole transaction back)."""
+    is written; any other error rolls the whole transaction back). `ahead`: the file as a
+    read-ahead thread parsed it, used when the file is rebuilt and has not changed since."""
     try:
-        return _apply(conn, obs, session_id)
+        return _apply(conn, obs, session_id, ahead)
     except Stale as exc:
         mark_stale(conn, obs.path, str(exc))
         return Outcome("stale", error=str(exc))
@@ -52,7 +54,8 @@ def mark_stale(conn: sqlite3.Connection, path: str, error: str) -> None:
     conn.execute("UPDATE sessions SET state = 'stale', error = ? WHERE path = ?", (error, path))
 
 
-def _apply(conn: sqlite3.Connection, obs: Observation, session_id: str) -> Outcome:
+def _apply(conn: sqlite3.Connection, obs: Observation, session_id: str,
+           ahead: ParsedFile | None) -> Outcome:
     conn.execute("INSERT OR IGNORE INTO files (path, root, live, status) VALUES (?, ?, ?, 'new')",
                  (obs.path, obs.root, int(obs.live)))
     cp = conn.execute("SELECT dev, ino, size, mtime_ns, committed, lines, header_hash, last_off, "
@@ -77,7 +80,12 @@ def _apply(conn: sqlite3.Connection, obs: Observation, session_id: str) -> Outco
                 return Outcome("unchanged")
             if _appended(fh, st, cp):
                 return _append(conn, fh, st, obs, sess["sid"], cp["committed"], cp["lines"])
-        return _rebuild(conn, fh, st, obs, session_id)
+        same = ahead is not None and ahead.stat is not None and _key(ahead.stat) == _key(st)
+        return _rebuild(conn, fh, st, obs, session_id, ahead if same else None)
+
+
+def _key(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _appended(fh: Any, st: os.stat_result, cp: sqlite3.Row) -> bool:
@@ -219,8 +227,8 @@ class _Batch:
 
 
 def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observation,
-             session_id: str) -> Outcome:
-    parsed = parse_open(fh)
+             session_id: str, ahead: ParsedFile | None) -> Outcome:
+    parsed = ahead or parse_open(fh)
     header, header_raw = parsed.header, parsed.header_raw
     if header is None or header_raw is None or header.get("id") != session_id:
         raise Stale(parsed.reason or "session header changed while indexing")

@@ -17,12 +17,12 @@ def progress_printer() -> Progress:
     start = time.monotonic()
     last = [0.0]
 
-    def report(done: int, total: int, path: str) -> None:
+    def report(done: int, total: int, detail: str) -> None:
         now = time.monotonic()
         if now - start < 1.0 or (now - last[0] < (0.2 if tty else 5.0) and done < total):
             return
         last[0] = now
-        line = f"indexing {done}/{total} files"
+        line = f"indexing {done}/{total} files" + (f", {detail}" if detail else "")
         if tty:
             sys.stderr.write("\r\033[K" + line + ("\n" if done >= total else ""))
         else:

@@ -172,12 +172,13 @@ class PiEventServer(LanguageServer):
         progress = await self._progress_begin(token)
         loop = asyncio.get_running_loop()
 
-        def report(done: int, total: int, path: str) -> None:
+        def report(done: int, total: int, detail: str) -> None:
             if progress and total and (done % 25 == 0 or done == total):
                 pct = int(100 * done / total)
+                message = f"{done}/{total} files" + (f", {detail}" if detail else "")  # MB, ETA
                 loop.call_soon_threadsafe(self.work_done_progress.report, token,
                                           t.WorkDoneProgressReport(
-                                              message=f"{done}/{total} files", percentage=pct))
+                                              message=message, percentage=pct))
 
         self.indexing = True
         try:

@@ -47,6 +47,35 @@ local handlers = {
   end,
 }
 
+--- When the last long-indexing message was shown (ms, vim.uv.now()).
+local progress_shown = nil ---@type integer|nil
+
+--- A long index (the server's reports carry "about N s left") is also said with vim.notify, at most
+--- every 3 s; Neovim's own handler still feeds LspProgress and statuslines. Short passes stay quiet.
+---@param err any
+---@param params {token: any, value: {kind: string, message: string|nil, percentage: integer|nil}}|nil
+---@param ctx table
+---@param cfg table|nil
+handlers["$/progress"] = function(err, params, ctx, cfg)
+  local default = vim.lsp.handlers["$/progress"]
+  local result = default and default(err, params, ctx, cfg)
+  local value = params and params.value
+  if type(value) ~= "table" then
+    return result
+  end
+  local now = vim.uv.now()
+  if value.kind == "report" and type(value.message) == "string" and value.message:find("left") then
+    if progress_shown == nil or now - progress_shown >= 3000 then
+      progress_shown = now
+      vim.notify("pi_events: indexing " .. value.message, vim.log.levels.INFO)
+    end
+  elseif value.kind == "end" and progress_shown ~= nil then
+    progress_shown = nil
+    vim.notify("pi_events: index up to date", vim.log.levels.INFO)
+  end
+  return result
+end
+
 --- Client ids this plugin started, per root. vim.lsp.get_clients() leaves out clients that are
 --- still initializing; vim.lsp.get_client_by_id() does not.
 ---@type table<string, integer>

@@ -1,0 +1,41 @@
+"""Progress of a long indexing pass: bytes done against bytes to do, and an estimate of the time
+left from the rate so far (what the CLI prints and the server's $/progress messages carry)."""
+
+from __future__ import annotations
+
+import time
+
+
+class Eta:
+    """Counts the bytes of the files a pass applies; `text()` says how far it is and how long is
+    left, once enough has been done for the rate to mean something."""
+
+    def __init__(self, total_bytes: int) -> None:
+        self.total = total_bytes
+        self.done = 0
+        self.start = time.monotonic()
+
+    def add(self, nbytes: int) -> None:
+        self.done += nbytes
+
+    def seconds_left(self) -> float | None:
+        elapsed = time.monotonic() - self.start
+        if self.done <= 0 or elapsed < 0.5 or self.done >= self.total:
+            return None
+        return (self.total - self.done) * elapsed / self.done
+
+    def text(self) -> str:
+        if self.total <= 0:
+            return ""
+        mb = f"{self.done / 1e6:,.0f} of {self.total / 1e6:,.0f} MB"
+        left = self.seconds_left()
+        return mb if left is None else f"{mb}, about {_duration(left)} left"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{max(1, round(seconds))} s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
