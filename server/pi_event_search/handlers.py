@@ -24,6 +24,7 @@ from pi_event_search.params import (
     event_ref,
     file_params,
     read_params,
+    reindex_paths,
     search_params,
 )
 from pi_event_search.query import QueryTooLong
@@ -141,7 +142,7 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
     @ls.feature("piEvents/reindex")
     @errors
     async def reindex(ls: PiEventServer, params: Any) -> dict[str, Any]:
-        report = await ls.index_now()
+        report = await ls.index_now(reindex_paths(params))
         return {"changedSessions": report.changed_sessions, "generation": report.generation}
 
     @ls.feature("piEvents/fileHistory")

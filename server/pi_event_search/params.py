@@ -186,3 +186,14 @@ def _file_path(uri: str) -> str | None:
     if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
         return None
     return unquote(parsed.path)
+
+
+def reindex_paths(params: Any) -> set[str] | None:
+    """`piEvents/reindex` params: optional `paths`, absolute session files known to have grown."""
+    value = _obj(params).get("paths")
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.startswith("/")
+                                              for v in value):
+        raise BadParams("paths must be a list of absolute paths")
+    return set(value)

@@ -166,8 +166,12 @@ class PiEventServer(LanguageServer):
             "generation": report.generation, "changedSessions": report.changed_sessions,
             "indexing": self.indexing})
 
-    async def index_now(self) -> Report:
+    async def index_now(self, paths: set[str] | None = None) -> Report:
         engine = self.require_engine()
+        if paths:  # files a client saw grow: a moment's work, exact or else a full refresh
+            result = await asyncio.to_thread(engine.refresh_paths, paths)
+            self.notify_changed(result)
+            return result
         token = str(uuid.uuid4())
         progress = await self._progress_begin(token)
         loop = asyncio.get_running_loop()

@@ -77,8 +77,10 @@ export default function (pi: ExtensionAPI): void {
 	pi.on("tool_call", async () => undefined);
 
 	// Freshness without delaying Pi: ask for a refresh, never await it here.
-	pi.on("turn_end", async () => server?.refreshSoon());
-	pi.on("agent_end", async () => server?.refreshSoon());
+	// Only this Pi's own session file changed; the server's watcher follows every other file.
+	const refresh = (file: string | undefined): void => server?.refreshSoon(file ? [file] : undefined);
+	pi.on("turn_end", async (_event, ctx) => refresh(ctx.sessionManager.getSessionFile()));
+	pi.on("agent_end", async (_event, ctx) => refresh(ctx.sessionManager.getSessionFile()));
 
 	pi.on("session_shutdown", async () => {
 		const s = server;

@@ -55,7 +55,8 @@ export class EventServer {
 	private starting: Promise<RpcConnection> | undefined;
 	private roots: string[] = [];
 	private refreshing: Promise<void> | undefined;
-	private refreshAgain = false;
+	/** A refresh asked for while one ran: null = none, "all" = everything, else these files. */
+	private again: Set<string> | "all" | null = null;
 	private stderrTail = "";
 	/** Set when the first index pass did not finish within startTimeoutMs. */
 	stillIndexing = false;
@@ -87,31 +88,33 @@ export class EventServer {
 		}
 	}
 
-	/** Bring the index up to date with what is on disk now, and wait for it (bounded). */
-	async refreshNow(roots: string[], signal?: AbortSignal): Promise<void> {
-		await this.request("piEvents/reindex", {}, roots, signal);
+	/**
+	 * Bring the index up to date and wait for it (bounded). With `paths` (files this Pi wrote), just
+	 * those files; the server refreshes everything when it does not know one of them yet.
+	 */
+	async refreshNow(roots: string[], signal?: AbortSignal, paths?: string[]): Promise<void> {
+		await this.request("piEvents/reindex", reindexParams(paths), roots, signal);
 	}
 
 	/** Ask for a refresh without waiting (turn_end, agent_end): one at a time, coalesced. */
-	refreshSoon(): void {
+	refreshSoon(paths?: string[]): void {
 		if (!this.running) return;
 		if (this.refreshing) {
-			this.refreshAgain = true;
+			this.again = mergePaths(this.again, paths);
 			return;
 		}
 		const conn = this.ready as RpcConnection;
 		this.refreshing = conn
-			.request("piEvents/reindex", {}, { timeoutMs: this.settings.startTimeoutMs })
+			.request("piEvents/reindex", reindexParams(paths), { timeoutMs: this.settings.startTimeoutMs })
 			.then(
 				() => undefined,
 				() => undefined, // a failed background refresh is retried by the next call
 			)
 			.finally(() => {
 				this.refreshing = undefined;
-				if (this.refreshAgain) {
-					this.refreshAgain = false;
-					this.refreshSoon();
-				}
+				const again = this.again;
+				this.again = null;
+				if (again !== null) this.refreshSoon(again === "all" ? undefined : [...again]);
 			});
 	}
 
@@ -209,6 +212,16 @@ export class EventServer {
 		}
 		return err instanceof Error ? err : new Error(String(err));
 	}
+}
+
+export function reindexParams(paths?: string[]): object {
+	return paths && paths.length > 0 ? { paths } : {};
+}
+
+/** Two pending refreshes as one: everything wins over files. */
+export function mergePaths(pending: Set<string> | "all" | null, paths?: string[]): Set<string> | "all" {
+	if (pending === "all" || !paths || paths.length === 0) return "all";
+	return new Set([...(pending ?? []), ...paths]);
 }
 
 export function initializeParams(roots: string[], settings: Settings): object {

@@ -53,7 +53,7 @@ async function ask<T>(rt: Runtime, ctx: ToolContext, caller: Caller, targetsCurr
 		await server.connection(caller.roots, signal);
 		// Earlier turns of this session are only searchable once indexed: refresh first when the
 		// call looks into it; otherwise let a background refresh in flight finish.
-		if (targetsCurrent) await server.refreshNow(caller.roots, signal);
+		if (targetsCurrent) await server.refreshNow(caller.roots, signal, caller.sessionFile ? [caller.sessionFile] : undefined);
 		else await server.settled(signal);
 		return await server.request<T>(method, params, caller.roots, signal);
 	} catch (err) {

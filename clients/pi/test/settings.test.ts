@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { serverArgv, ServerUnavailable } from "../src/server.ts";
+import { mergePaths, reindexParams, serverArgv, ServerUnavailable } from "../src/server.ts";
 import { DEFAULTS, loadSettings } from "../src/settings.ts";
 
 function dirs(globalSettings?: unknown, projectSettings?: unknown): { agent: string; cwd: string } {
@@ -53,4 +53,14 @@ test("the server command gets `serve` when it lacks it; a missing one says how t
 	assert.deepEqual(serverArgv({ ...base, server: ["/x/pi-event-search"] }), ["/x/pi-event-search", "serve"]);
 	assert.deepEqual(serverArgv({ ...base, server: ["pies", "serve", "--x"] }), ["pies", "serve", "--x"]);
 	assert.throws(() => serverArgv(base, "/nonexistent"), (err: Error) => err instanceof ServerUnavailable && /not installed.*PI_EVENT_SEARCH_SERVER/s.test(err.message));
+});
+
+test("refreshes asked for while one runs merge; everything wins over files", () => {
+	assert.deepEqual(reindexParams(["/s/a.jsonl"]), { paths: ["/s/a.jsonl"] });
+	assert.deepEqual(reindexParams(undefined), {});
+	assert.deepEqual(reindexParams([]), {});
+	assert.deepEqual([...(mergePaths(null, ["/a"]) as Set<string>)], ["/a"]);
+	assert.deepEqual([...(mergePaths(new Set(["/a"]), ["/b", "/a"]) as Set<string>)], ["/a", "/b"]);
+	assert.equal(mergePaths(new Set(["/a"]), undefined), "all");
+	assert.equal(mergePaths("all", ["/a"]), "all");
 });
