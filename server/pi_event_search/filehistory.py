@@ -41,22 +41,41 @@ def file_history(conn: sqlite3.Connection, path: str, scope: Scope, *, limit: in
     gen = store.generation(conn)
     offset = _decode(cursor, key, gen) if cursor else 0
     where, params = _where(target, scope)
-    cur = conn.execute(
+    # The group counts ride along as window functions: one pass over the file's evidence.
+    rows = conn.execute(
         f"SELECT {EVENT_COLUMNS}, max(r.op = 'changed') AS changed, "
-        "group_concat(r.op || ' ' || r.label) AS tags FROM file_refs r "
+        "group_concat(r.op || ' ' || r.label) AS tags, count(*) OVER () AS total, "
+        "sum(max(r.op = 'changed')) OVER () AS changed_total FROM file_refs r "
         "JOIN events e ON e.eid = r.eid JOIN sessions s ON s.sid = e.sid "
         f"WHERE {where} GROUP BY e.eid ORDER BY changed DESC, e.ts_ms DESC, e.eid DESC "
-        "LIMIT ? OFFSET ?", [*params, limit + 1, offset])
-    rows = cur.fetchall()
-    hits = [_hit(conn, scope, target, row, offset + i) for i, row in enumerate(rows[:limit])]
-    counts = conn.execute(
-        "SELECT coalesce(sum(changed), 0) AS changed, count(*) AS total FROM (SELECT "
-        "max(r.op = 'changed') AS changed FROM file_refs r JOIN events e ON e.eid = r.eid "
-        f"JOIN sessions s ON s.sid = e.sid WHERE {where} GROUP BY e.eid)", params).fetchone()
-    changed, total = counts["changed"], counts["total"]
+        "LIMIT ? OFFSET ?", [*params, limit + 1, offset]).fetchall()
+    frags = _fragments(conn, [row["eid"] for row in rows[:limit]])
+    hits = [_hit(conn, scope, target, row, frags.get(row["eid"], []), offset + i)
+            for i, row in enumerate(rows[:limit])]
+    changed, total = (rows[0]["changed_total"], rows[0]["total"]) if rows else \
+        _counts(conn, where, params) if offset else (0, 0)
     more = len(rows) > limit
     return History(hits, _encode(key, gen, offset + limit) if more else None, changed,
                    total - changed)
+
+
+def _counts(conn: sqlite3.Connection, where: str, params: list[Any]) -> tuple[int, int]:
+    """(changed, total) events, for a page past the end."""
+    row = conn.execute(
+        "SELECT coalesce(sum(changed), 0) AS changed, count(*) AS total FROM (SELECT "
+        "max(r.op = 'changed') AS changed FROM file_refs r JOIN events e ON e.eid = r.eid "
+        f"JOIN sessions s ON s.sid = e.sid WHERE {where} GROUP BY e.eid)", params).fetchone()
+    return row["changed"], row["total"]
+
+
+def _fragments(conn: sqlite3.Connection, eids: list[int]) -> dict[int, list[sqlite3.Row]]:
+    """The fragments of a page's events, in one query."""
+    out: dict[int, list[sqlite3.Row]] = {}
+    for f in conn.execute(
+            "SELECT eid, frag, kind, text, meta FROM fragments "
+            f"WHERE eid IN ({','.join('?' * len(eids))}) ORDER BY fid", eids):
+        out.setdefault(f["eid"], []).append(f)
+    return out
 
 
 def _where(target: TargetFile, scope: Scope) -> tuple[str, list[Any]]:
@@ -66,21 +85,19 @@ def _where(target: TargetFile, scope: Scope) -> tuple[str, list[Any]]:
 
 
 def _hit(conn: sqlite3.Connection, scope: Scope, target: TargetFile, row: sqlite3.Row,
-         rank: int) -> dict[str, Any]:
+         frags: list[sqlite3.Row], rank: int) -> dict[str, Any]:
     op = "changed" if row["changed"] else "read"
     tags = set(row["tags"].split(","))
     label = "recorded" if f"{op} recorded" in tags else "derived"
-    frag_id, kind, text, mark = _evidence(conn, target, row, op, label)
+    frag_id, kind, text, mark = _evidence(target, row, frags, op, label)
     return file_hit(conn, scope, row, fragment_id=frag_id, kind=kind, text=text, mark=mark,
                     relation=f"file-{op}", label=label, score=1.0 / (1 + rank))
 
 
-def _evidence(conn: sqlite3.Connection, target: TargetFile, row: sqlite3.Row, op: str,
+def _evidence(target: TargetFile, row: sqlite3.Row, frags: list[sqlite3.Row], op: str,
               label: str) -> tuple[str, str, str, str]:
     """The fragment that shows the evidence: the tool call naming the file, else a summary, else
     the event's first fragment. Also the text to mark in its snippet."""
-    frags = conn.execute("SELECT frag, kind, text, meta FROM fragments WHERE eid = ? ORDER BY fid",
-                         (row["eid"],)).fetchall()
     tools = FILE_CHANGE_TOOLS if op == "changed" else FILE_READ_TOOLS
     base = posixpath.basename(target.path)
     if label == "derived":

@@ -63,15 +63,16 @@ def _writers(conn: sqlite3.Connection, target: TargetFile, needle: str, scope: S
              ) -> Iterator[tuple[sqlite3.Row, Write]]:
     """Visible events that wrote the line into the file, newest first."""
     paths, params = target.sql("r.path")
+    changes = (f"SELECT r.eid FROM file_refs r WHERE {paths} AND r.op = 'changed' "
+               "AND r.label = 'derived'")
     auth, auth_params = scope.event_sql(None)
     rows = conn.execute(
         f"SELECT {EVENT_COLUMNS} FROM events e JOIN sessions s ON s.sid = e.sid "
-        f"WHERE e.eid IN (SELECT r.eid FROM file_refs r WHERE {paths} AND r.op = 'changed' "
-        f"AND r.label = 'derived') AND {auth} ORDER BY e.ts_ms DESC, s.created, e.eid",
+        f"WHERE e.eid IN ({changes}) AND {auth} ORDER BY e.ts_ms DESC, s.created, e.eid",
         [*params, *auth_params]).fetchall()
-    escaped = orjson.dumps(needle).decode()[1:-1]  # as it appears inside an `edits` array
+    holding = _may_hold(conn, changes, params, needle)
     for row in rows:
-        if not _may_hold(conn, row["eid"], needle, escaped):
+        if row["eid"] not in holding:
             continue
         entry = _source_entry(row)
         if entry is None:  # the file changed since it was indexed: no claim either way
@@ -82,16 +83,20 @@ def _writers(conn: sqlite3.Connection, target: TargetFile, needle: str, scope: S
                 break
 
 
-def _may_hold(conn: sqlite3.Connection, eid: int, needle: str, escaped: str) -> bool:
-    """Whether an indexed change call of the event could hold the line (never a false no)."""
+def _may_hold(conn: sqlite3.Connection, changes: str, params: list[Any], needle: str
+              ) -> set[int]:
+    """The events whose indexed change calls could hold the line (never a false no), in one
+    query: a file changed by hundreds of events costs one decompression each, nothing more."""
+    escaped = orjson.dumps(needle).decode()[1:-1]  # as it appears inside an `edits` array
     marks = ",".join("?" * len(FILE_CHANGE_TOOLS))
+    out: set[int] = set()
     for f in conn.execute(
-            "SELECT text FROM fragments WHERE eid = ? AND kind = 'tool.call' "
-            f"AND meta IN ({marks})", (eid, *sorted(FILE_CHANGE_TOOLS))):
+            f"SELECT eid, text FROM fragments WHERE eid IN ({changes}) AND kind = 'tool.call' "
+            f"AND meta IN ({marks})", [*params, *sorted(FILE_CHANGE_TOOLS)]):
         text = store.unpack(f["text"])
         if needle in text or escaped in text or (len(text) > HEAD_CHARS and OMITTED in text):
-            return True
-    return False
+            out.add(f["eid"])
+    return out
 
 
 def _source_entry(row: sqlite3.Row) -> dict[str, Any] | None:
