@@ -1,4 +1,4 @@
-"""`pi-event-search index|search|read|trace|status|serve`: argv in, JSON or tables out.
+"""`pi-event-search index|search|read|trace|file|blame|status|serve`: argv in, JSON or tables out.
 
 Exit codes: 0 success, 2 bad usage, 1 any other error (one line on stderr).
 """
@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 
 import orjson
 
-from pi_event_search import __version__, render_text
+from pi_event_search import __version__, cli_file, render_text
 from pi_event_search.authz import Scope, default_root
 from pi_event_search.demo import ensure_demo
 from pi_event_search.engine import Engine
@@ -45,6 +45,11 @@ def _scope_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--current-session", metavar="ID", help="the caller's own session")
     p.add_argument("--cutoff", metavar="ENTRY_ID", help="the entry holding the invoking call")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _file_args(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    _scope_args(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -84,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     _scope_args(p)
     p.add_argument("ref")
+    cli_file.add_parsers(sub, _file_args)
     p = sub.add_parser("status", help="index state and counts (of what the roots may see)")
     _common(p)
     _scope_args(p)
@@ -155,6 +161,8 @@ def _run(args: argparse.Namespace) -> int:
                              order=args.order)
         _out(result) if args.json else render_text.read(result)
         return 0
+    if args.command in ("file", "blame"):
+        return cli_file.run(engine, args, _scope(args), _out, UsageError)
     result = engine.trace(args.ref, _scope(args))
     _out(result) if args.json else render_text.trace(result)
     return 0
