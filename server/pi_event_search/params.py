@@ -18,7 +18,7 @@ class BadParams(ValueError):
 
 
 def _obj(params: Any) -> dict[str, Any]:
-    if params is None:
+    if params is None or params == []:  # Lua clients (Neovim) encode an empty table as []
         return {}
     if not isinstance(params, dict):
         raise BadParams("params must be an object")
