@@ -118,7 +118,7 @@ async def test_authorization_and_other_checkouts(start, world):
     wide = await start([str(world["tmp"])])
     everything = await request(wide, "piEvents/fileHistory", {"uri": world["file"].as_uri()})
     assert {h["sessionId"] for h in everything["hits"]} == set(world["sessions"].values()) - {
-        world["sessions"]["E"]}
+        world["sessions"]["E"], world["sessions"]["I"]}
     line3 = await origin(wide, world["file"], 3)
     assert line3["hit"]["ref"] == ref(world, "F_edit")
     assert [c["ref"] for c in line3["candidates"]] == [ref(world, "C_edit"), ref(world, "B_edit")]
@@ -148,6 +148,11 @@ async def test_line_origin(start, world):
         assert await origin(client, f, line) == {"hit": None, "candidates": [],
                                                  "reason": "trivial"}
     assert await origin(client, f, 7) == {"hit": None, "candidates": [], "reason": "unknown"}
+    # a write longer than the index keeps: the middle line is found in the session file
+    big = world["proj"] / "src" / "big.ts"
+    big.write_text("".join(f'export const filler{i} = "{"x" * 20}";\n' for i in range(3000)))
+    middle = await origin(client, big, 1500)
+    assert middle["hit"]["ref"] == ref(world, "I_write")
     # the editor's unsaved text is what counts
     client.text_document_did_open(t.DidOpenTextDocumentParams(t.TextDocumentItem(
         uri=f.as_uri(), language_id="typescript", version=1,

@@ -139,4 +139,13 @@ session("H", proj, (append) => {
   append(result("e6", "edit", "Successfully replaced 1 block(s) in src/ws.ts."));
 });
 
+// I: writes a file longer than the index keeps of one fragment (its middle is left out there).
+session("I", proj, (append) => {
+  const lines = Array.from({ length: 3000 }, (_, i) => `export const filler${i} = "${"x".repeat(20)}";`);
+  append(user("generate the big table"));
+  marks.I_write = append(asst([call("w2", "write", { path: "src/big.ts", content: `${lines.join("\n")}\n` })],
+    "toolUse"));
+  append(result("w2", "write", "Successfully wrote the big table"));
+});
+
 writeFileSync(resolve(out), `${JSON.stringify({ sessions, marks }, null, 1)}\n`);
