@@ -148,15 +148,56 @@ end
 
 local PY_CHECK = "import sys; print('%d.%d' % sys.version_info[:2]); import ensurepip, venv"
 
+---@alias pi_events.Finish fun(ok: boolean, msg: string, version: string|nil)
+---@alias pi_events.OnExit fun(res: vim.SystemCompleted)
+---@alias pi_events.Step fun(cmd: string[], on_exit: pi_events.OnExit, on_line: fun(line: string)|nil)
+
+--- Whether `python` can create the venv; calls `next` when it can, else `finish` with the reason.
+---@param step pi_events.Step
+---@param python string
+---@param finish pi_events.Finish
+---@param next fun()
+local function check_python(step, python, finish, next)
+  if vim.fn.exepath(python) == "" then
+    local msg = "%s not found: install Python 3.11 or newer (Debian/Ubuntu: sudo apt install "
+      .. "python3 python3-venv), or set install.python"
+    return finish(false, msg:format(python))
+  end
+  step({ python, "-c", PY_CHECK }, function(res)
+    local version = (res.stdout or ""):match("^(%d+%.%d+)")
+    if version and server.older(version, "3.11") then
+      local msg = "pi-event-search needs Python 3.11 or newer; %s is %s: set install.python"
+      return finish(false, msg:format(python, version))
+    elseif res.code ~= 0 and (res.stderr or ""):match("No module named '?ensurepip") then
+      local msg = "%s cannot create virtual environments (no venv/ensurepip module): "
+        .. "sudo apt install python3-venv"
+      return finish(false, msg:format(python))
+    elseif res.code ~= 0 then
+      return finish(false, ("%s does not run:\n%s"):format(python, tail(res.stderr, 6)))
+    end
+    next()
+  end)
+end
+
 ---@param sync boolean
----@param finish fun(ok: boolean, msg: string, version: string|nil)
+---@param finish pi_events.Finish
 local function steps(sync, finish)
   local venv, python = server.venv_dir(), config.options.install.python
   local vpy, bin = server.venv_bin("python"), server.venv_bin(server.exe)
   local src, what = source()
 
+  ---@type pi_events.Step
+  local function step(cmd, on_exit, on_line)
+    exec(sync, cmd, function(res)
+      local ok, err = pcall(on_exit, res)
+      if not ok then
+        finish(false, "internal error: " .. tostring(err))
+      end
+    end, on_line)
+  end
+
   local function verify()
-    exec(sync, { bin, "--version" }, function(res)
+    step({ bin, "--version" }, function(res)
       local version = vim.trim(res.stdout or "")
       if res.code ~= 0 or version == "" then
         return finish(false, "the installed server does not run: " .. tail(res.stderr, 5))
@@ -167,7 +208,7 @@ local function steps(sync, finish)
 
   local function pip()
     notify(("installing pi-event-search from %s into %s (pip) ..."):format(what, venv))
-    exec(sync, { vpy, "-m", "pip", "install", "--upgrade", src }, function(res)
+    step({ vpy, "-m", "pip", "install", "--upgrade", src }, function(res)
       if res.code ~= 0 then
         return finish(false, ("pip exited with %d:\n%s"):format(res.code, tail(res.stderr, 12)))
       end
@@ -181,7 +222,7 @@ local function steps(sync, finish)
     if vim.uv.fs_stat(venv) then
       table.insert(cmd, 4, "--clear") -- a venv whose interpreter no longer runs
     end
-    exec(sync, cmd, function(res)
+    step(cmd, function(res)
       if res.code ~= 0 then
         local hint = (res.stderr or ""):match("ensurepip")
             and " (Debian/Ubuntu: sudo apt install python3-venv)"
@@ -195,33 +236,7 @@ local function steps(sync, finish)
   if vim.fn.executable(vpy) == 1 then
     return pip()
   end
-  if vim.fn.exepath(python) == "" then
-    return finish(
-      false,
-      (
-        "%s not found: install Python 3.11 or newer (Debian/Ubuntu: sudo apt install "
-        .. "python3 python3-venv), or set install.python"
-      ):format(python)
-    )
-  end
-  exec(sync, { python, "-c", PY_CHECK }, function(res)
-    local version = (res.stdout or ""):match("^(%d+%.%d+)")
-    if version and server.older(version, "3.11") then
-      local msg = "pi-event-search needs Python 3.11 or newer; %s is %s: set install.python"
-      return finish(false, msg:format(python, version))
-    elseif res.code ~= 0 and (res.stderr or ""):match("No module named '?ensurepip") then
-      return finish(
-        false,
-        (
-          "%s cannot create virtual environments (no venv/ensurepip module): "
-          .. "sudo apt install python3-venv"
-        ):format(python)
-      )
-    elseif res.code ~= 0 then
-      return finish(false, ("%s does not run:\n%s"):format(python, tail(res.stderr, 6)))
-    end
-    create()
-  end)
+  check_python(step, python, finish, create)
 end
 
 --- Install (or upgrade) the server. Returns the result when synchronous, else nil (the result
