@@ -202,9 +202,7 @@ def _window(conn: sqlite3.Connection, match: str, f: Filters, where: list[str],
     CANDIDATES of them in FTS rowid order (SQLite drives from FTS5 and stops there), or every
     one for deep pages. The size is the stored text's (compressed text counted at 2.5
     characters a byte), read from the record header without loading the text."""
-    kind_where: list[str] = []
-    kind_params: list[Any] = []
-    _in("f.kind", f.kinds, kind_where, kind_params)
+    kind_where, kind_params = _fragment_filters(f)
     extra = (" AND " + " AND ".join(kind_where)) if kind_where else ""
     window = "" if deep else f"ORDER BY fts.rowid DESC LIMIT {CANDIDATES}"
     sql = f"""
@@ -214,6 +212,20 @@ def _window(conn: sqlite3.Connection, match: str, f: Filters, where: list[str],
       JOIN sessions s ON s.sid = e.sid
       WHERE fts MATCH ? AND {' AND '.join(where)}{extra} {window}"""
     return _tuples(conn).execute(sql, [match, *params, *kind_params]).fetchall()
+
+
+def _fragment_filters(f: Filters) -> tuple[list[str], list[Any]]:
+    """Clauses on the fragment `f`: its kind, and not a call or result of an excluded tool (the
+    fragment's meta is the tool's name, with " error" after a failed result's)."""
+    where: list[str] = []
+    params: list[Any] = []
+    _in("f.kind", f.kinds, where, params)
+    if f.exclude_tools:
+        names = [*f.exclude_tools, *(f"{t} error" for t in f.exclude_tools)]
+        where.append("NOT (f.kind IN ('tool.call', 'tool.result') "
+                     f"AND f.meta IN ({','.join('?' * len(names))}))")
+        params += names
+    return where, params
 
 
 def _tuples(conn: sqlite3.Connection) -> sqlite3.Cursor:
@@ -245,9 +257,7 @@ def _coalesce(rows: list[tuple[Any, ...]]) -> list[tuple[int, int]]:
 def _recent(conn: sqlite3.Connection, f: Filters, where: list[str], params: list[Any],
             limit: int, offset: int) -> list[Picked]:
     """Empty query: the newest events passing the filters, evidence = their first fragment."""
-    kind_where: list[str] = []
-    kind_params: list[Any] = []
-    _in("f.kind", f.kinds, kind_where, kind_params)
+    kind_where, kind_params = _fragment_filters(f)
     kinds = (" AND " + " AND ".join(kind_where)) if kind_where else ""
     sql = f"""
       SELECT e.eid,

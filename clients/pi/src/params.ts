@@ -72,8 +72,13 @@ export function parseRef(text: string): ParsedRef {
 	return { ref: `pi-event:${m[1]}/${m[2]}`, sessionId: m[1] as string, entryId: m[2] as string, fragment: m[3] };
 }
 
+/** The extension's own tools: their calls and answers only repeat earlier hits. */
+export const OWN_TOOLS = ["event_search", "event_read", "event_trace"] as const;
+
 export function searchRequest(args: SearchArgs, current: CurrentSession): object {
 	const filters: Record<string, unknown> = {};
+	// Left out unless asked for by name (tool=event_search finds earlier searches).
+	if (!(OWN_TOOLS as readonly string[]).includes(args.tool ?? "")) filters.excludeTool = [...OWN_TOOLS];
 	if (args.kinds?.length) filters.kind = args.kinds;
 	if (args.tool) filters.tool = [args.tool];
 	if (args.errors) filters.errors = true;

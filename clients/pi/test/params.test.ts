@@ -13,7 +13,9 @@ test("refs with and without the scheme, with a fragment; junk is refused with th
 });
 
 test("search arguments become protocol filters; the current session always travels", () => {
-	assert.deepEqual(searchRequest({ query: "q" }, CURRENT), { query: "q", limit: 10, filters: {}, currentSession: CURRENT });
+	const own = ["event_search", "event_read", "event_trace"];
+	assert.deepEqual(searchRequest({ query: "q" }, CURRENT), { query: "q", limit: 10, filters: { excludeTool: own }, currentSession: CURRENT });
+	assert.deepEqual(searchRequest({ query: "q", tool: "event_search" }, CURRENT), { query: "q", limit: 10, filters: { tool: ["event_search"] }, currentSession: CURRENT });
 	const full = searchRequest(
 		{ query: '"a b" c', limit: 99, kinds: ["tool.result"], tool: "bash", errors: true, since: "2026-05-01", until: "2026-05-02", sessionId: "S0", branchState: "alternate", file: "src/x.ts" },
 		CURRENT,
@@ -21,7 +23,7 @@ test("search arguments become protocol filters; the current session always trave
 	assert.deepEqual(full, {
 		query: '"a b" c',
 		limit: 50,
-		filters: { kind: ["tool.result"], tool: ["bash"], errors: true, since: "2026-05-01", until: "2026-05-02", sessionId: "S0", branchState: ["alternate"], file: "src/x.ts" },
+		filters: { excludeTool: own, kind: ["tool.result"], tool: ["bash"], errors: true, since: "2026-05-01", until: "2026-05-02", sessionId: "S0", branchState: ["alternate"], file: "src/x.ts" },
 		currentSession: CURRENT,
 	});
 });
