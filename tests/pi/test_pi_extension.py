@@ -195,3 +195,27 @@ def test_tools_search_read_trace_with_authorization_and_cutoff(project: Project)
     _, _, searches = t.result(6)
     asked = {h["entryId"] for h in searches["details"]["result"]["hits"]}
     assert cut1 in asked and asked <= {e["id"] for e in t.entries if t.order[e["id"]] < t.order[cut3]}
+
+
+def test_missing_server_is_a_tool_error_not_a_hang(project: Project) -> None:
+    node_dir = str(Path(shutil.which("node") or "/usr/bin/node").parent)
+    turns = [{"calls": [{"name": "event_search", "args": {"query": WORD}}]}, {"text": "done"}]
+    done, entries = run_pi(project, turns, "search please", path=f"{node_dir}:/usr/bin:/bin")
+    assert done.returncode == 0, done.stderr[-3000:]
+    _, _, result = Transcript(entries).result(0)
+    assert result["isError"] is True
+    text = text_of(result)
+    assert "not installed" in text and "PI_EVENT_SEARCH_SERVER" in text, text
+
+
+def test_server_that_never_answers_times_out_with_the_install_hint(project: Project) -> None:
+    hang = [sys.executable, "-c", "import time; time.sleep(600)", "serve"]
+    settings = project.root / ".pi" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"eventSearch": {"server": hang, "startTimeoutMs": 1500}}))
+    turns = [{"calls": [{"name": "event_search", "args": {"query": WORD}}]}, {"text": "done"}]
+    done, entries = run_pi(project, turns, "search please")
+    assert done.returncode == 0, done.stderr[-3000:]
+    _, _, result = Transcript(entries).result(0)
+    assert result["isError"] is True
+    assert "did not answer" in text_of(result) and "Install" in text_of(result), text_of(result)
