@@ -58,5 +58,6 @@ def test_file_history_and_line_origin(tmp_path: Path) -> None:
     assert out["originRead"]["uri"].split("?")[0] == edit
     assert out["noOrigin"]["hit"] is None and out["noOrigin"]["reason"] == "unknown"
     assert "no Pi event is known to have written line 4" in out["noOriginToast"]
+    assert out["explorerHistory"]["refs"] == [edit, read]  # from the Explorer's context menu
     for name in ("file-lens", "file-history", "line-origin", "line-origin-none"):
         assert (ARTIFACTS / f"{name}.png").exists(), name

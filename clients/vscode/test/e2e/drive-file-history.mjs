@@ -181,6 +181,20 @@ try {
   out.noOrigin = await until('the line origin', async () => logEvents('lineOrigin').slice(origins + 1)[0], 15000);
   out.noOriginToast = await until('the message', async () => (await toasts(page)).find((t) => t.includes('no Pi event')), 10000);
   await shot(page, 'line-origin-none');
+
+  // 5. History of This File from the Explorer's context menu.
+  await page.keyboard.press('Escape');
+  const before5 = logEvents('fileHistory').length;
+  const row = page.locator('.explorer-folders-view .monaco-list-row').filter({ hasText: cfg.fileName }).first();
+  await row.click({ button: 'right' });
+  const entry = page.locator('.context-view .action-item').filter({ hasText: 'History of This File' }).first();
+  await entry.waitFor({ state: 'visible', timeout: 10000 });
+  out.explorerMenuHasItem = true;
+  await entry.hover();
+  await sleep(300);
+  await page.keyboard.press('Enter');
+  out.explorerHistory = await until('the history from the explorer', async () => logEvents('fileHistory').slice(before5)[0], 15000);
+  await page.keyboard.press('Escape');
 } catch (err) {
   out.errors.push(String(err?.stack ?? err));
   try {
