@@ -13,6 +13,7 @@ import pytest
 from lsprotocol import types as t
 from pygls.exceptions import JsonRpcException
 
+from builder import SessionBuilder
 from piwriter import PIWRITER_DIR, by_scenario, piwriter_unavailable, write_pi_sessions
 from support import PiHome
 
@@ -210,3 +211,25 @@ async def test_pi_scenario_shapes(start, pi_home, tmp_path):
                             ("file:///home/dev/proj/src/backoff.ts", 0, "tool.call:2")):
         res = await request(client, "piEvents/lineOrigin", {"uri": uri, "line": line})
         assert res["hit"]["ref"] == a2 and res["hit"]["fragmentId"] == frag, (uri, line)
+
+
+async def test_fork_copies_count_once(start, pi_home, tmp_path):
+    """A fork copies the edit with its entry id and timestamp: history lists both sessions'
+    events, the line's origin is the original, and the copy is no older candidate."""
+    proj = tmp_path / "proj"
+    (proj / "src").mkdir(parents=True)
+    f = proj / "src" / "ws.ts"
+    f.write_text("  const delay = backoff(attempt);\n")
+    parent = SessionBuilder(pi_home.sessions, str(proj))
+    parent.user("use backoff")
+    edit = parent.assistant(tool_calls=[("e1", "edit", {"path": "src/ws.ts", "edits": [
+        {"oldText": "  const delay = 1000;", "newText": "  const delay = backoff(attempt);"}]})])
+    parent.tool_result("e1", "edit", "ok")
+    child = parent.fork(pi_home.sessions)
+    child.user("and now jitter")
+    client = await start([str(proj)])
+    hist = await request(client, "piEvents/fileHistory", {"uri": f.as_uri()})
+    assert {(h["sessionId"], h["entryId"]) for h in hist["hits"]} == {
+        (parent.session_id, edit), (child.session_id, edit)}
+    res = await origin(client, f, 0)
+    assert res["hit"]["ref"] == f"pi-event:{parent.session_id}/{edit}" and res["candidates"] == []
