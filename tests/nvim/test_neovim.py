@@ -572,6 +572,8 @@ def test_install_command_headless_upgrades(world: World, installed: Run,
     assert proc.returncode == 0, proc.stderr[-3000:]
     said = proc.stdout + proc.stderr
     assert f"pi_events: installed pi-event-search {project_version()}: {bin_}" in said, said[-3000:]
+    # progress arrives while pip runs, not after the end
+    assert -1 < said.find("pi_events: pip: installing") < said.find("pi_events: installed"), said[-3000:]
     assert bin_.stat().st_mtime_ns > before
     version = subprocess.run([str(bin_), "--version"], capture_output=True, text=True, timeout=60)
     assert version.stdout.strip() == project_version()

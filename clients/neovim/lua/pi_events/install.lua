@@ -113,12 +113,25 @@ local function exec(sync, cmd, on_exit, on_line)
     env = { PIP_DISABLE_PIP_VERSION_CHECK = "1" },
     stdout = on_line and line_reader(chunks, on_line) or nil,
   }
-  local ok, job = pcall(vim.system, cmd, opts, not sync and vim.schedule_wrap(done) or nil)
+  ---@type vim.SystemCompleted|nil
+  local finished
+  local ok, err = pcall(vim.system, cmd, opts, function(res)
+    finished = res
+    if not sync then
+      vim.schedule(function()
+        done(res)
+      end)
+    end
+  end)
   if not ok then
-    return done({ code = 127, signal = 0, stdout = "", stderr = tostring(job) })
+    return done({ code = 127, signal = 0, stdout = "", stderr = tostring(err) })
   end
   if sync then
-    done(job:wait())
+    -- Not SystemObj:wait(): it runs fast events only, so the progress lines would come after the end.
+    vim.wait(M.timeout + 5000, function()
+      return finished ~= nil
+    end, 20)
+    done(finished or { code = 124, signal = 0, stdout = "", stderr = "timed out" })
   end
 end
 
