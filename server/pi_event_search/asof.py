@@ -13,13 +13,16 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import orjson
 
 from pi_event_search import tree
 from pi_event_search.authz import Scope
 from pi_event_search.filters import Filters
+from pi_event_search.wire import Hit, Node, ReadEvent
+
+_Patched = TypeVar("_Patched", Hit, Node, ReadEvent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,13 +32,14 @@ class AsOf:
     branch: dict[str, str]
     selection: dict[str, str]
 
-    def patch(self, item: dict[str, Any]) -> dict[str, Any]:
+    def patch(self, item: _Patched) -> _Patched:
         """A hit, node or read event of this session, with its states as of the cutoff."""
-        entry = item.get("entryId")
+        fields = cast(dict[str, Any], item)  # every one of them names its entry and states
+        entry = fields.get("entryId")
         if isinstance(entry, str) and entry in self.branch:
-            item["branchState"] = self.branch[entry]
-            if "selectionState" in item:
-                item["selectionState"] = self.selection[entry]
+            fields["branchState"] = self.branch[entry]
+            if "selectionState" in fields:
+                fields["selectionState"] = self.selection[entry]
         return item
 
     def branch_column(self, alias: str = "e") -> tuple[str, list[Any]]:

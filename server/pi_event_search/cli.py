@@ -163,8 +163,8 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.command in ("file", "blame"):
         return cli_file.run(engine, args, _scope(args), _out, UsageError)
-    result = engine.trace(args.ref, _scope(args))
-    _out(result) if args.json else render_text.trace(result)
+    traced = engine.trace(args.ref, _scope(args))
+    _out(traced) if args.json else render_text.trace(traced)
     return 0
 
 

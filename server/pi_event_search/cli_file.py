@@ -12,6 +12,7 @@ from typing import Any
 
 from pi_event_search.authz import Scope
 from pi_event_search.engine import Engine
+from pi_event_search.wire import FileHistoryResult, LineOriginResult
 
 LINE_SUFFIX = re.compile(r"^(.*):([0-9]+)$")
 
@@ -34,8 +35,7 @@ def run(engine: Engine, args: argparse.Namespace, scope: Scope,
             raise usage("--limit must be in 1..200")
         found = engine.file_history(_absolute(args.path), scope, limit=args.limit,
                                     cursor=args.cursor)
-        result = {"hits": found.hits, "nextCursor": found.next_cursor,
-                  "counts": {"changed": found.changed, "read": found.read}}
+        result = found.wire()
         out(result) if args.json else _print_history(args.path, result)
         return 0
     m = LINE_SUFFIX.match(args.target)
@@ -57,7 +57,7 @@ def _absolute(path: str) -> str:
     return str(Path(path).absolute())
 
 
-def _print_history(path: str, result: dict[str, Any]) -> None:
+def _print_history(path: str, result: FileHistoryResult) -> None:
     counts = result["counts"]
     print(f"{path}: changed in {counts['changed']} events, read in {counts['read']}")
     for h in result["hits"]:
@@ -70,7 +70,7 @@ def _print_history(path: str, result: dict[str, Any]) -> None:
         print(f"more: --cursor {result['nextCursor']}")
 
 
-def _print_origin(path: str, line: int, origin: dict[str, Any]) -> None:
+def _print_origin(path: str, line: int, origin: LineOriginResult) -> None:
     hit = origin["hit"]
     if hit is None:
         why = ("too short to tell (blank, a brace, or under 8 characters)"

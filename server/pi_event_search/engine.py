@@ -22,6 +22,7 @@ from pi_event_search.reader import read_event
 from pi_event_search.search import Filters, Page, search
 from pi_event_search.status import status
 from pi_event_search.trace import trace_event
+from pi_event_search.wire import EventAt, LineOriginResult, ReadResult, StatusResult, TraceResult
 
 READ_REFRESH_WAIT = 1.0  # seconds a read waits for the index held by an indexing pass
 
@@ -91,25 +92,25 @@ class Engine:
                       cursor=cursor if cursor is None else jsonl.valid_text(cursor),
                       prefix_last=prefix_last)
 
-    def read(self, ref: str | Ref, scope: Scope, **kw: Any) -> dict[str, Any]:
+    def read(self, ref: str | Ref, scope: Scope, **kw: Any) -> ReadResult:
         target = ref if isinstance(ref, Ref) else Ref.parse(ref)
         return read_event(self.reader(), self.refresh_file, target, scope, **kw)
 
-    def trace(self, ref: str | Ref, scope: Scope) -> dict[str, Any]:
+    def trace(self, ref: str | Ref, scope: Scope) -> TraceResult:
         target = ref if isinstance(ref, Ref) else Ref.parse(ref)
         return trace_event(self.reader(), target, scope)
 
-    def event_at(self, path: str, line: int, scope: Scope) -> dict[str, Any] | None:
+    def event_at(self, path: str, line: int, scope: Scope) -> EventAt | None:
         return event_at(self.reader(), path, line, scope)
 
-    def status(self, scope: Scope | None) -> dict[str, Any]:
+    def status(self, scope: Scope | None) -> StatusResult:
         return status(self.reader(), self.index_path, self.dirs, scope)
 
     def file_history(self, path: str, scope: Scope, *, limit: int = 50,
                      cursor: str | None = None) -> History:
         return file_history(self.reader(), path, scope, limit=limit, cursor=cursor)
 
-    def line_origin(self, path: str, line_text: str, scope: Scope) -> dict[str, Any]:
+    def line_origin(self, path: str, line_text: str, scope: Scope) -> LineOriginResult:
         return line_origin(self.reader(), path, line_text, scope)
 
     def close(self) -> None:

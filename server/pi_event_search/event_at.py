@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from typing import Any
 
 from pi_event_search import jsonl
 from pi_event_search.authz import Scope
 from pi_event_search.eventref import format_ref
 from pi_event_search.hits import source
+from pi_event_search.wire import EventAt
 
 
-def event_at(conn: sqlite3.Connection, path: str, line: int, scope: Scope) -> dict[str, Any] | None:
+def event_at(conn: sqlite3.Connection, path: str, line: int, scope: Scope) -> EventAt | None:
     """The visible event recorded at 0-based `line` of the session file `path` (the first one when
     the line holds several entries); None for a header, a bad line, a line not indexed yet, a file
     that is not an indexed session, or a session the caller may not see."""

@@ -18,6 +18,7 @@ from pi_event_search.authz import Scope
 from pi_event_search.filerefs import EVENT_COLUMNS, TargetFile, file_hit, target_file
 from pi_event_search.search import StaleCursor
 from pi_event_search.tools import FILE_CHANGE_TOOLS, FILE_READ_TOOLS
+from pi_event_search.wire import FileHistoryResult, FileHit
 
 MAX_LIMIT = 200
 PATH_KEYS = ("path: ", "file_path: ")  # how tools.normalize_arguments prints a path argument
@@ -25,10 +26,14 @@ PATH_KEYS = ("path: ", "file_path: ")  # how tools.normalize_arguments prints a 
 
 @dataclass(slots=True)
 class History:
-    hits: list[dict[str, Any]]
+    hits: list[FileHit]
     next_cursor: str | None
     changed: int
     read: int
+
+    def wire(self) -> FileHistoryResult:
+        return {"hits": self.hits, "nextCursor": self.next_cursor,
+                "counts": {"changed": self.changed, "read": self.read}}
 
 
 def file_history(conn: sqlite3.Connection, path: str, scope: Scope, *, limit: int = 50,
@@ -85,7 +90,7 @@ def _where(target: TargetFile, scope: Scope) -> tuple[str, list[Any]]:
 
 
 def _hit(conn: sqlite3.Connection, scope: Scope, target: TargetFile, row: sqlite3.Row,
-         frags: list[sqlite3.Row], rank: int) -> dict[str, Any]:
+         frags: list[sqlite3.Row], rank: int) -> FileHit:
     op = "changed" if row["changed"] else "read"
     tags = set(row["tags"].split(","))
     label = "recorded" if f"{op} recorded" in tags else "derived"

@@ -19,6 +19,7 @@ from pi_event_search.authz import Scope, canonical
 from pi_event_search.eventref import format_ref
 from pi_event_search.hits import source
 from pi_event_search.tools import resolve_path
+from pi_event_search.wire import FileHit
 
 EVENT_COLUMNS = (
     "e.eid AS eid, e.sid AS sid, e.entry_id AS entry_id, e.entry_type AS entry_type, "
@@ -66,7 +67,7 @@ def target_file(conn: sqlite3.Connection, path: str) -> TargetFile | None:
 
 def file_hit(conn: sqlite3.Connection, scope: Scope, row: sqlite3.Row, *, fragment_id: str,
              kind: str, text: str, mark: str | None, relation: str, label: str,
-             score: float) -> dict[str, Any]:
+             score: float) -> FileHit:
     """The search Hit shape (docs/protocol.md) plus the file relation and its label; the
     snippet is cut from `text` around the first occurrence of `mark`, which is its match."""
     snippet, matches = _snippet(text, mark)

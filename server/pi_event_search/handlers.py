@@ -14,7 +14,7 @@ from lsprotocol import types as t
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
-from pi_event_search import eventref, lsp_render
+from pi_event_search import eventref, lsp_render, wire
 from pi_event_search.errors import EngineError, InvalidRef, NotFound
 from pi_event_search.eventref import Ref
 from pi_event_search.params import (
@@ -89,7 +89,7 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
 
     @ls.feature("piEvents/search")
     @errors
-    async def search(ls: PiEventServer, params: Any) -> dict[str, Any]:
+    async def search(ls: PiEventServer, params: Any) -> wire.SearchResult:
         p = search_params(params)
         engine = ls.require_engine()
         page = await ls.run_blocking(engine.search, p.query, p.filters, ls.scope(p.current),
@@ -109,7 +109,7 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
 
     @ls.feature("piEvents/read")
     @errors
-    async def read(ls: PiEventServer, params: Any) -> dict[str, Any]:
+    async def read(ls: PiEventServer, params: Any) -> wire.ReadResult:
         p = read_params(params)
         engine = ls.require_engine()
         return await ls.run_blocking(engine.read, p.ref, ls.scope(p.current), fragment=p.fragment,
@@ -118,14 +118,14 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
 
     @ls.feature("piEvents/trace")
     @errors
-    async def trace(ls: PiEventServer, params: Any) -> dict[str, Any]:
+    async def trace(ls: PiEventServer, params: Any) -> wire.TraceResult:
         ref = event_ref(params)  # params is an object from here on
         return await ls.run_blocking(ls.require_engine().trace, ref,
                                      ls.scope(current_session(params)))
 
     @ls.feature("piEvents/eventAt")
     @errors
-    async def event_at(ls: PiEventServer, params: Any) -> dict[str, Any]:
+    async def event_at(ls: PiEventServer, params: Any) -> wire.EventAt | wire.NoEventAt:
         p = event_at_params(params)
         engine = ls.require_engine()
         found = None if p.path is None else await ls.run_blocking(
@@ -134,29 +134,28 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
 
     @ls.feature("piEvents/status")
     @errors
-    async def status(ls: PiEventServer, params: Any) -> dict[str, Any]:
+    async def status(ls: PiEventServer, params: Any) -> wire.StatusResult:
         result = await ls.run_blocking(ls.require_engine().status, ls.scope())
         result["index"]["indexing"] = ls.indexing
         return result
 
     @ls.feature("piEvents/reindex")
     @errors
-    async def reindex(ls: PiEventServer, params: Any) -> dict[str, Any]:
+    async def reindex(ls: PiEventServer, params: Any) -> wire.ReindexResult:
         report = await ls.index_now(reindex_paths(params))
         return {"changedSessions": report.changed_sessions, "generation": report.generation}
 
     @ls.feature("piEvents/fileHistory")
     @errors
-    async def file_history(ls: PiEventServer, params: Any) -> dict[str, Any]:
+    async def file_history(ls: PiEventServer, params: Any) -> wire.FileHistoryResult:
         p = file_params(params)
         found = await ls.run_blocking(ls.require_engine().file_history, p.path,
                                       ls.scope(p.current), limit=p.limit, cursor=p.cursor)
-        return {"hits": found.hits, "nextCursor": found.next_cursor,
-                "counts": {"changed": found.changed, "read": found.read}}
+        return found.wire()
 
     @ls.feature("piEvents/lineOrigin")
     @errors
-    async def line_origin(ls: PiEventServer, params: Any) -> dict[str, Any]:
+    async def line_origin(ls: PiEventServer, params: Any) -> wire.LineOriginResult:
         p = file_params(params, line=True)
         text = _line_text(ls, p.uri, p.line)
         return await ls.run_blocking(ls.require_engine().line_origin, p.path, text,
@@ -224,7 +223,7 @@ def _ref_at(ls: PiEventServer, uri: str, pos: t.Position) -> tuple[Ref, t.Range]
 
 
 async def _read_at(ls: PiEventServer, uri: str, pos: t.Position
-                   ) -> tuple[dict[str, Any], t.Range] | None:
+                   ) -> tuple[wire.ReadResult, t.Range] | None:
     """The event referenced at a position, read (bounded), with the reference's range."""
     found = _ref_at(ls, uri, pos)
     if found is None:
@@ -233,7 +232,7 @@ async def _read_at(ls: PiEventServer, uri: str, pos: t.Position
     return (result, found[1]) if result is not None else None
 
 
-async def _quiet_read(ls: PiEventServer, ref: Ref) -> dict[str, Any] | None:
+async def _quiet_read(ls: PiEventServer, ref: Ref) -> wire.ReadResult | None:
     """A bounded read for hovers and jumps; missing or invisible events simply give nothing."""
     if ls.engine is None:
         return None

@@ -15,9 +15,9 @@ import zlib
 from collections.abc import Collection, Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from pi_event_search.eventref import format_ref
+from pi_event_search.wire import Hit, Masked, Node, Source
 
 SNIPPET_CHARS = 200
 WINDOW = 400  # raw characters considered before whitespace is collapsed
@@ -29,12 +29,12 @@ _OPEN, _CLOSE = "\x01", "\x02"
 _TOKEN = re.compile(r"[^\W_]+")
 
 
-def source(path: str, line: int, byte_off: int) -> dict[str, Any]:
+def source(path: str, line: int, byte_off: int) -> Source:
     return {"path": path, "uri": Path(path).as_uri(), "line": line, "byteOffset": byte_off}
 
 
 def hit_from_row(row: sqlite3.Row, score: float, frag: str, kind: str,
-                 snippet: tuple[str, list[list[int]]]) -> dict[str, Any]:
+                 snippet: tuple[str, list[list[int]]]) -> Hit:
     """A hit from an events row joined to its session (entry_id, entry_type, role, tool_name,
     is_error, ts, line, byte_off, branch_state, context_role, selection_state, session_id, cwd,
     name, path)."""
@@ -253,7 +253,7 @@ def collapse(marked: str) -> tuple[str, list[list[int]]]:
     return cut, kept
 
 
-def node_from_row(row: sqlite3.Row) -> dict[str, Any]:
+def node_from_row(row: sqlite3.Row) -> Node:
     """A node from an events row joined to its session (entry_id, entry_type, role, kinds, ts,
     preview, branch_state, line, byte_off, session_id, path)."""
     kinds = row["kinds"]
@@ -266,4 +266,4 @@ def node_from_row(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
-MASKED: dict[str, Any] = {"masked": True}
+MASKED: Masked = {"masked": True}

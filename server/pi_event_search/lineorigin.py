@@ -22,6 +22,7 @@ from pi_event_search.authz import Scope
 from pi_event_search.filerefs import EVENT_COLUMNS, TargetFile, file_hit, target_file
 from pi_event_search.projection import HEAD_CHARS
 from pi_event_search.tools import FILE_CHANGE_TOOLS
+from pi_event_search.wire import FileHit, LineOriginResult
 
 MIN_CHARS = 8  # shorter lines (blank, a lone brace, `return;`) are written everywhere
 MAX_CANDIDATES = 20
@@ -35,14 +36,14 @@ class Write:
 
 
 def line_origin(conn: sqlite3.Connection, path: str, line_text: str, scope: Scope
-                ) -> dict[str, Any]:
+                ) -> LineOriginResult:
     needle = line_text.strip()
     if len(needle) < MIN_CHARS:
         return {"hit": None, "candidates": [], "reason": "trivial"}
     target = target_file(conn, path)
     if target is None:
         return {"hit": None, "candidates": [], "reason": "unknown"}
-    found: list[dict[str, Any]] = []
+    found: list[FileHit] = []
     seen: set[tuple[str, str | None]] = set()
     for row, write in _writers(conn, target, needle, scope):
         if (row["entry_id"], row["ts"]) in seen:

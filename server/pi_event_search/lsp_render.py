@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from lsprotocol import types as t
+
+from pi_event_search.wire import Fragment, Hit, ReadResult, Source
 
 KIND_TAGS = {
     "user.text": ("user", t.SymbolKind.String),
@@ -23,7 +24,7 @@ HOVER_LINES = 12
 HOVER_CHARS = 600
 
 
-def tag(hit: dict[str, Any]) -> str:
+def tag(hit: Hit) -> str:
     name, _ = KIND_TAGS.get(hit["kind"], (hit["kind"], t.SymbolKind.Event))
     if hit["kind"] in ("tool.call", "tool.result") and hit.get("toolName"):
         bang = "!" if hit.get("isError") else ""
@@ -40,12 +41,12 @@ def when(ts: str | None) -> str:
         return ts
 
 
-def location(source: dict[str, Any]) -> t.Location:
+def location(source: Source) -> t.Location:
     line = max(0, int(source["line"]) - 1)
     return t.Location(uri=source["uri"], range=t.Range(t.Position(line, 0), t.Position(line, 0)))
 
 
-def symbol(hit: dict[str, Any]) -> t.SymbolInformation:
+def symbol(hit: Hit) -> t.SymbolInformation:
     where = hit.get("sessionName") or hit.get("cwd") or hit["sessionId"]
     _, kind = KIND_TAGS.get(hit["kind"], ("", t.SymbolKind.Event))
     return t.SymbolInformation(
@@ -53,7 +54,7 @@ def symbol(hit: dict[str, Any]) -> t.SymbolInformation:
         container_name=f"{where} · {when(hit.get('timestamp'))}")
 
 
-def _preview(fragments: list[dict[str, Any]]) -> str:
+def _preview(fragments: list[Fragment]) -> str:
     text = "\n".join(f["text"] for f in fragments).strip()
     lines = text.splitlines()[:HOVER_LINES]
     out = "\n".join(lines)
@@ -63,7 +64,7 @@ def _preview(fragments: list[dict[str, Any]]) -> str:
     return out + ("\n…" if cut else "")
 
 
-def hover_markdown(read: dict[str, Any]) -> str:
+def hover_markdown(read: ReadResult) -> str:
     ev, src = read["event"], read["source"]
     kinds = ", ".join(ev.get("kinds") or []) or ev["entryType"]
     tool = f" · `{ev['toolName']}`" if ev.get("toolName") else ""

@@ -12,6 +12,7 @@ from typing import Any
 from pi_event_search.asof import as_of
 from pi_event_search.authz import Scope
 from pi_event_search.hits import node_from_row
+from pi_event_search.wire import Neighbours
 
 Row = sqlite3.Row
 # What hits.node_from_row reads, plus what walking the tree needs (eid, sid, seq, parent_id).
@@ -109,7 +110,7 @@ class Tree:
 
 
 def neighbours(tree: Tree, sid: int, row: Row, order: str, before: int, after: int
-               ) -> dict[str, Any]:
+               ) -> Neighbours:
     if order == "branch":
         prev = tree.ancestors(sid, row, before)
         nxt, alternatives, stopped = tree.successors(sid, row, after)

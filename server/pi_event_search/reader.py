@@ -15,7 +15,8 @@ from pi_event_search.errors import InvalidRef, NotFound
 from pi_event_search.eventref import Ref, format_ref
 from pi_event_search.hits import source
 from pi_event_search.neighbours import Row, Tree, neighbours
-from pi_event_search.projection import project
+from pi_event_search.projection import Omission, project
+from pi_event_search.wire import Fragment, Omitted, ReadEvent, ReadResult
 
 MAX_WINDOW = 100_000
 MAX_NEIGHBOURS = 50
@@ -38,7 +39,7 @@ class _Located(NamedTuple):
 def read_event(conn: sqlite3.Connection, refresh_file: Callable[[str], object], target: Ref,
                scope: Scope, *, fragment: str | None = None, offset: int = 0,
                length: int = 4000, before: int = 1, after: int = 1,
-               order: str = "append") -> dict[str, Any]:
+               order: str = "append") -> ReadResult:
     _check(offset, length, before, after, order)
     fragment = fragment or target.fragment
     found = _locate(conn, target, scope)
@@ -56,10 +57,8 @@ def read_event(conn: sqlite3.Connection, refresh_file: Callable[[str], object], 
         frags = [f for f in frags if f.fragment_id == fragment]
         if not frags:
             raise InvalidRef(f"{target} has no fragment {fragment!r}")
-    omitted: list[dict[str, Any]] = [
-        {"field": o.field, "reason": o.reason, "bytes": o.size,
-         **({"mimeType": o.mime_type} if o.mime_type else {})} for o in event.omissions]
-    out_frags = []
+    omitted = [_omitted(o) for o in event.omissions]
+    out_frags: list[Fragment] = []
     for f in frags:
         window = f.text[offset : offset + length]
         truncated = offset > 0 or offset + length < len(f.text)
@@ -70,14 +69,14 @@ def read_event(conn: sqlite3.Connection, refresh_file: Callable[[str], object], 
                           "offset": offset, "length": len(window), "totalLength": len(f.text),
                           "truncated": truncated})
     tree = Tree(conn, scope, target.session_id)
-    meta = _event_meta(conn, scope, row)
+    meta = _event_meta(conn, scope, row, list(dict.fromkeys(f.kind for f in event.fragments)),
+                       event.tool_name, event.is_error)
     node = row
     if tree.asof is not None:  # the caller's own session: states as of its cutoff
         node = tree.one(target.session_id, target.entry_id) or row
         tree.asof.patch(meta)
     return {
-        "event": {**meta, "kinds": list(dict.fromkeys(f.kind for f in event.fragments)),
-                  "toolName": event.tool_name, "isError": event.is_error},
+        "event": meta,
         "source": source(row["path"], row["line"], row["byte_off"]),
         "fragments": out_frags,
         "omitted": omitted,
@@ -85,14 +84,23 @@ def read_event(conn: sqlite3.Connection, refresh_file: Callable[[str], object], 
     }
 
 
-def _event_meta(conn: sqlite3.Connection, scope: Scope, row: Row) -> dict[str, Any]:
+def _event_meta(conn: sqlite3.Connection, scope: Scope, row: Row, kinds: list[str],
+                tool_name: str | None, is_error: bool) -> ReadEvent:
     return {
         "ref": format_ref(row["session_id"], row["entry_id"]), "sessionId": row["session_id"],
         "entryId": row["entry_id"], "parentId": row["parent_id"], "entryType": row["entry_type"],
         "role": row["role"], "timestamp": row["ts"], "cwd": row["cwd"],
         "sessionName": scope.session_name(conn, row["session_id"], row["name"]),
         "branchState": row["branch_state"], "contextRole": row["context_role"],
-        "selectionState": row["selection_state"]}
+        "selectionState": row["selection_state"], "kinds": kinds, "toolName": tool_name,
+        "isError": is_error}
+
+
+def _omitted(o: Omission) -> Omitted:
+    out: Omitted = {"field": o.field, "reason": o.reason, "bytes": o.size}
+    if o.mime_type:
+        out["mimeType"] = o.mime_type
+    return out
 
 
 def _locate(conn: sqlite3.Connection, target: Ref, scope: Scope) -> _Located | None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
 
 from pi_event_search.engine import Engine
 from pi_event_search.indexer import Progress
 from pi_event_search.watch import watch_forever
+from pi_event_search.wire import Hit, ReadResult, StatusResult, TraceResult
 
 
 def progress_printer() -> Progress:
@@ -44,22 +44,22 @@ def index(engine: Engine, watch: bool) -> int:
     return 0
 
 
-def status(s: dict[str, Any]) -> None:
+def status(s: StatusResult) -> None:
     print(f"index      {s['index']['path']} ({s['index']['bytes'] / 1e6:.1f} MB)")
     print(f"sessions   {s['sessions']}   events {s['events']}   fragments {s['fragments']}")
     print(f"dirs       {', '.join(s['sessionDirs'])}")
     for key in ("stale", "unavailable"):
         for item in s[key]:
             print(f"{key:<10} {item['path']}: {item['error']}")
-    for item in s["duplicates"]:
-        print(f"duplicate  {item['path']} (canonical: {item['canonicalPath']})")
-    for item in s["badLines"]:
-        print(f"bad lines  {item['path']}: {item['badLines']}")
-    for item in s["skipped"]:
-        print(f"skipped    {item['path']}: {item['reason']}")
+    for dup in s["duplicates"]:
+        print(f"duplicate  {dup['path']} (canonical: {dup['canonicalPath']})")
+    for bad in s["badLines"]:
+        print(f"bad lines  {bad['path']}: {bad['badLines']}")
+    for skip in s["skipped"]:
+        print(f"skipped    {skip['path']}: {skip['reason']}")
 
 
-def hits(items: list[dict[str, Any]], next_cursor: str | None) -> None:
+def hits(items: list[Hit], next_cursor: str | None) -> None:
     if not items:
         print("no hits", file=sys.stderr)
         return
@@ -73,7 +73,7 @@ def hits(items: list[dict[str, Any]], next_cursor: str | None) -> None:
         print(f"more: --cursor {next_cursor}", file=sys.stderr)
 
 
-def read(r: dict[str, Any]) -> None:
+def read(r: ReadResult) -> None:
     ev = r["event"]
     print(f"{ev['ref']}  {ev['entryType']} {ev.get('role') or ''}  {ev['timestamp']}")
     print(f"branch {ev['branchState']}  context {ev['contextRole']}  "
@@ -92,7 +92,7 @@ def read(r: dict[str, Any]) -> None:
             print(f"{label:<11} {node['ref']}  {node['preview']}")
 
 
-def trace(t: dict[str, Any]) -> None:
+def trace(t: TraceResult) -> None:
     print(f"event   {t['event']['ref']}  {t['event']['preview']}")
     if t["parent"]:
         print(f"parent  {t['parent']['ref']}  {t['parent']['preview']}")
@@ -102,9 +102,9 @@ def trace(t: dict[str, Any]) -> None:
                   f"{node['preview']}")
     print(f"toward leaf: {t['towardLeaf']} {t['towardLeafRef'] or ''}")
     for rel in t["relations"]:
-        node = rel.get("node")
-        target = rel.get("path") or ("(masked)" if node and node.get("masked") else
-                                     node["ref"] if node else "")
+        linked = rel.get("node")
+        target = rel.get("path") or ("(masked)" if linked is not None and "masked" in linked else
+                                     linked["ref"] if linked is not None else "")
         print(f"{rel['type']:<20} {rel['direction']:<3} {rel['label']:<8} {target}")
     for item in t["lineage"]:
         print(f"{item['relation']}: {'(masked)' if item.get('masked') else item.get('path')}")

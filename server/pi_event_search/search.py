@@ -21,6 +21,7 @@ from pi_event_search.authz import Scope
 from pi_event_search.filters import Filters as Filters  # its home; imported from here too
 from pi_event_search.hits import hit_from_row, snippet
 from pi_event_search.query import Parsed, parse
+from pi_event_search.wire import Hit
 
 # bm25 is negative (lower is better); multiplying by a weight > 1 promotes a kind.
 KIND_WEIGHTS = {
@@ -40,7 +41,7 @@ class StaleCursor(ValueError):
 
 @dataclass(slots=True)
 class Page:
-    hits: list[dict[str, Any]]
+    hits: list[Hit]
     next_cursor: str | None
 
 
@@ -270,7 +271,7 @@ def _recent(conn: sqlite3.Connection, f: Filters, where: list[str], params: list
 
 
 def _hits(conn: sqlite3.Connection, picked: list[Picked], parsed: Parsed, where: list[str],
-          params: list[Any], offset: int, scope: Scope) -> list[dict[str, Any]]:
+          params: list[Any], offset: int, scope: Scope) -> list[Hit]:
     """The page's hits in one query (the same predicate again), snippets cut for them only."""
     if not picked:
         return []

@@ -34,6 +34,7 @@ from pi_event_search.engine import Engine
 from pi_event_search.errors import EngineError
 from pi_event_search.indexer import Report
 from pi_event_search.watch import watch_async
+from pi_event_search.wire import IndexChanged
 
 T = TypeVar("T")
 EXPECTED_CODES = {-32602, -32601, -32001, -32002, -32003, -32004, -32800}
@@ -162,9 +163,10 @@ class PiEventServer(LanguageServer):
 
     # -- indexing ------------------------------------------------------------------------------
     def notify_changed(self, report: Report) -> None:
-        self.protocol.notify("piEvents/indexChanged", {
-            "generation": report.generation, "changedSessions": report.changed_sessions,
-            "indexing": self.indexing})
+        params: IndexChanged = {"generation": report.generation,
+                                "changedSessions": report.changed_sessions,
+                                "indexing": self.indexing}
+        self.protocol.notify("piEvents/indexChanged", params)
 
     async def index_now(self, paths: set[str] | None = None) -> Report:
         engine = self.require_engine()

@@ -5,7 +5,6 @@ relations, file evidence and session lineage. Bounded previews only, never full 
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
 
 import orjson
 
@@ -14,9 +13,10 @@ from pi_event_search.errors import NotFound
 from pi_event_search.eventref import Ref
 from pi_event_search.hits import MASKED, node_from_row
 from pi_event_search.neighbours import Row, Tree
+from pi_event_search.wire import ForkAnchor, Lineage, Relation, TraceResult
 
 
-def trace_event(conn: sqlite3.Connection, target: Ref, scope: Scope) -> dict[str, Any]:
+def trace_event(conn: sqlite3.Connection, target: Ref, scope: Scope) -> TraceResult:
     tree = Tree(conn, scope, target.session_id)
     row = tree.one(target.session_id, target.entry_id)
     if row is None:
@@ -60,14 +60,14 @@ def _toward_leaf(row: Row, children: list[Row], parent: Row | None, leaf: str | 
     return None, None
 
 
-def _rel(rtype: str, direction: str, label: str, node: Row | None) -> dict[str, Any]:
+def _rel(rtype: str, direction: str, label: str, node: Row | None) -> Relation:
     return {"type": rtype, "direction": direction, "label": label,
             "node": node_from_row(node) if node is not None else MASKED}
 
 
 def _relations(conn: sqlite3.Connection, tree: Tree, sid: int, eid: int, row: Row, label: str,
                parent: Row | None, children: list[Row], siblings: list[Row]
-               ) -> list[dict[str, Any]]:
+               ) -> list[Relation]:
     out = []
     if parent is not None:
         out.append(_rel("parent", "out", label, parent))
@@ -120,8 +120,8 @@ def _labels(conn: sqlite3.Connection, tree: Tree, sid: int, entry_id: str) -> li
 
 
 def _lineage(conn: sqlite3.Connection, scope: Scope, sid: int, path: str,
-             parent_path: str | None) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+             parent_path: str | None) -> list[Lineage]:
+    out: list[Lineage] = []
     visible, params = scope.session_sql("s")
     if parent_path:
         rows = conn.execute(
@@ -147,7 +147,7 @@ def _lineage(conn: sqlite3.Connection, scope: Scope, sid: int, path: str,
 
 
 def _anchor(conn: sqlite3.Connection, scope: Scope, child: int, parent: int
-            ) -> dict[str, Any] | None:
+            ) -> ForkAnchor | None:
     """The last entry of the child's copied prefix that also exists in the parent (derived)."""
     anchor: str | None = None
     parent_ids = {r["entry_id"] for r in conn.execute(

@@ -1,0 +1,247 @@
+"""The results the protocol returns, as docs/protocol.md describes them: one TypedDict per JSON
+shape, so mypy checks that the code builds what the document promises. The CLI's `--json` output
+is the same shapes.
+
+No `from __future__ import annotations` here: TypedDict needs NotRequired at runtime to know
+which keys are optional (tests/test_wire.py checks real results against these)."""
+
+from typing import Literal, NotRequired, TypedDict
+
+
+class Source(TypedDict):
+    path: str
+    uri: str
+    line: int  # 1-based
+    byteOffset: int
+
+
+class Hit(TypedDict):
+    ref: str
+    sessionId: str
+    entryId: str
+    fragmentId: str
+    kind: str
+    entryType: str
+    role: str | None
+    toolName: str | None
+    isError: bool
+    timestamp: str | None
+    snippet: str
+    matches: list[list[int]]  # [start, end) code point offsets into snippet
+    score: float
+    cwd: str | None
+    sessionName: str | None
+    branchState: str
+    contextRole: str
+    selectionState: str
+    source: Source
+
+
+class SearchResult(TypedDict):
+    hits: list[Hit]
+    nextCursor: str | None
+
+
+class Node(TypedDict):
+    ref: str
+    sessionId: str
+    entryId: str
+    entryType: str
+    role: str | None
+    kind: str | None
+    timestamp: str | None
+    preview: str
+    branchState: str
+    source: Source
+
+
+class Masked(TypedDict):
+    """A node in a session the caller may not see."""
+
+    masked: Literal[True]
+
+
+# -- piEvents/read ---------------------------------------------------------------------------
+class ReadEvent(TypedDict):
+    ref: str
+    sessionId: str
+    entryId: str
+    parentId: str | None
+    entryType: str
+    role: str | None
+    toolName: str | None
+    kinds: list[str]
+    timestamp: str | None
+    isError: bool
+    cwd: str | None
+    sessionName: str | None
+    branchState: str
+    contextRole: str
+    selectionState: str
+
+
+class Fragment(TypedDict):
+    fragmentId: str
+    kind: str
+    text: str
+    offset: int
+    length: int
+    totalLength: int
+    truncated: bool
+
+
+class Omitted(TypedDict):
+    field: str
+    reason: str  # image | thinking | signature | details | window | payload
+    bytes: int
+    mimeType: NotRequired[str]
+
+
+class Neighbours(TypedDict):
+    order: str
+    before: list[Node]
+    after: list[Node]
+    alternatives: list[Node]
+    stoppedAtFork: bool
+
+
+class ReadResult(TypedDict):
+    event: ReadEvent
+    source: Source
+    fragments: list[Fragment]
+    omitted: list[Omitted]
+    neighbours: Neighbours
+
+
+# -- piEvents/trace --------------------------------------------------------------------------
+class Relation(TypedDict):
+    type: str
+    direction: str  # out | in
+    label: str  # recorded | derived | inferred
+    node: NotRequired[Node | Masked]  # event relations
+    path: NotRequired[str]  # file relations
+
+
+class FileRef(TypedDict):
+    op: str
+    path: str
+    label: str
+
+
+class ForkAnchor(Node):
+    label: str  # derived
+
+
+class Lineage(TypedDict):
+    relation: str  # session-parent | session-child
+    sessionId: NotRequired[str]
+    path: NotRequired[str]
+    label: NotRequired[str]
+    forkAnchor: NotRequired[ForkAnchor | None]
+    indexed: NotRequired[bool]  # false: the parent file is not in the index
+    masked: NotRequired[bool]
+
+
+class TraceResult(TypedDict):
+    event: Node
+    parent: Node | None
+    children: list[Node]
+    siblings: list[Node]
+    towardLeaf: str | None  # parent | child | self
+    towardLeafRef: str | None
+    relations: list[Relation]
+    files: list[FileRef]
+    lineage: list[Lineage]
+    labels: list[str]
+
+
+# -- piEvents/fileHistory, piEvents/lineOrigin, piEvents/eventAt -----------------------------
+class FileHit(Hit):
+    relation: str  # file-changed | file-read
+    label: str  # derived | recorded
+
+
+class FileCounts(TypedDict):
+    changed: int
+    read: int
+
+
+class FileHistoryResult(TypedDict):
+    hits: list[FileHit]
+    nextCursor: str | None
+    counts: FileCounts
+
+
+class LineOriginResult(TypedDict):
+    hit: FileHit | None
+    candidates: list[FileHit]
+    reason: NotRequired[str]  # trivial | unknown, only when hit is null
+
+
+class EventAt(TypedDict):
+    ref: str
+    sessionId: str
+    entryId: str
+    source: Source
+
+
+class NoEventAt(TypedDict):
+    ref: None
+
+
+# -- piEvents/status, piEvents/reindex, piEvents/indexChanged --------------------------------
+class IndexInfo(TypedDict):
+    path: str
+    bytes: int
+    schemaVersion: int
+    generation: int
+    indexing: NotRequired[bool]  # the language server's, not the CLI's
+
+
+class SessionProblem(TypedDict):
+    sessionId: str
+    path: str
+    error: str | None
+
+
+class Duplicate(TypedDict):
+    sessionId: str
+    path: str
+    canonicalPath: str | None
+
+
+class BadLines(TypedDict):
+    sessionId: str
+    path: str
+    badLines: int
+    detail: str | None
+
+
+class Skipped(TypedDict):
+    path: str
+    reason: str | None
+
+
+class StatusResult(TypedDict):
+    index: IndexInfo
+    sessions: int
+    events: int
+    fragments: int
+    stale: list[SessionProblem]
+    unavailable: list[SessionProblem]
+    duplicates: list[Duplicate]
+    badLines: list[BadLines]
+    skipped: list[Skipped]
+    sessionDirs: list[str]
+    roots: list[str] | None
+
+
+class ReindexResult(TypedDict):
+    changedSessions: int
+    generation: int
+
+
+class IndexChanged(TypedDict):
+    generation: int
+    changedSessions: int
+    indexing: bool
