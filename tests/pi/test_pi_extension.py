@@ -94,6 +94,19 @@ def run_pi(p: Project, turns: list[dict[str, Any]], prompt: str,
     return done, entries
 
 
+def servers_using(index: Path) -> list[int]:
+    """Processes whose environment names this index: the servers a Pi run started."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            env = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"PI_EVENT_SEARCH_INDEX={index}".encode() in env and proc.name.isdigit():
+            pids.append(int(proc.name))
+    return pids
+
+
 class Transcript:
     """The session Pi wrote: calls by id, their results, and append order."""
 
@@ -137,6 +150,7 @@ def test_tools_search_read_trace_with_authorization_and_cutoff(project: Project)
     ]
     done, entries = run_pi(project, turns, f"what happened with {WORD} before?")
     assert done.returncode == 0, done.stderr[-3000:]
+    assert servers_using(project.tmp / "index.sqlite3") == [], "the server outlived Pi"
     prompt = (project.tmp / "system-prompt.txt").read_text()
     assert "event_search: Search earlier Pi sessions of this project" in prompt
     assert "Then use event_read on a hit's ref" in prompt  # the guidelines

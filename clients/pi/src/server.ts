@@ -108,7 +108,7 @@ export class EventServer {
 			.request("piEvents/reindex", reindexParams(paths), { timeoutMs: this.settings.startTimeoutMs })
 			.then(
 				() => undefined,
-				() => undefined, // a failed background refresh is retried by the next call
+				() => undefined, // the watcher, the next turn and calls into this session catch up
 			)
 			.finally(() => {
 				this.refreshing = undefined;
@@ -167,6 +167,9 @@ export class EventServer {
 		child.stderr.on("data", (chunk: Buffer) => {
 			this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-2000);
 		});
+		conn.onNotification("piEvents/indexChanged", (p) => {
+			if ((p as { indexing?: boolean } | null)?.indexing === false) this.stillIndexing = false;
+		});
 		child.on("error", (err) => conn.close(`cannot run \`${argv.join(" ")}\` (${this.settings.serverOrigin}): ${err.message}`));
 		child.on("exit", (code, sig) => conn.close(`\`${argv.join(" ")}\` exited (${sig ?? `code ${code}`})`));
 		// A server left behind must never keep Pi alive or outlive it.
@@ -190,6 +193,7 @@ export class EventServer {
 			if (!(err instanceof RpcTimeout)) throw this.explain(err, true);
 			this.stillIndexing = true;
 		}
+		if (this.conn !== conn) throw new ServerUnavailable("the pi-event-search server was stopped (the session ended)");
 		this.ready = conn;
 		return conn;
 	}
