@@ -1,12 +1,13 @@
 /**
  * Pi Events: Search. A QuickPick that asks piEvents/search on every (debounced) keystroke and
- * shows the hits in the server's order: every item is `alwaysShow` and labels are protected from
- * VS Code's own matching (see core/render `protect`), so nothing is hidden or re-sorted.
+ * shows the hits in the server's order: every item is `alwaysShow` and has an empty label (see
+ * core/hitRow), so VS Code hides and re-sorts nothing.
  */
 import * as vscode from 'vscode';
 import { type FilterState, NO_FILTERS, filterSummary, fromKeys, parseToolList, toWireFilters } from './core/filters';
 import { ERRORS, type Hit, KINDS, METHODS, type SearchParams, type SearchResult } from './core/protocol';
-import { hitItemText, protectedLabel, shortenPath, unbold, unprotect, type HighlightStyle } from './core/render';
+import { type HighlightStyle, type Row, ariaLabel, highlightStyle, hitRow, messageRow } from './core/hitRow';
+import { shortenPath } from './core/render';
 import { pathContext } from './python';
 import { formatRef } from './core/refs';
 import { announceStep } from './steps';
@@ -43,7 +44,7 @@ export class Search implements vscode.Disposable {
   ) {}
 
   private get style(): HighlightStyle {
-    return vscode.workspace.getConfiguration('piEvents').get<HighlightStyle>('search.highlight', 'bold');
+    return highlightStyle(vscode.workspace.getConfiguration('piEvents').get<unknown>('search.highlight'));
   }
 
   private get pageSize(): number {
@@ -55,7 +56,8 @@ export class Search implements vscode.Disposable {
     const qp = vscode.window.createQuickPick<Item>();
     this.picker = qp;
     qp.matchOnDescription = false;
-    qp.matchOnDetail = false;
+    // VS Code then marks where the typed text occurs in the snippet; it never reorders for it.
+    qp.matchOnDetail = this.style === 'native';
     qp.keepScrollPosition = true;
     qp.placeholder = 'Search Pi sessions: words and "quoted phrases" (empty: newest events)';
     qp.value = this.value;
@@ -172,25 +174,23 @@ export class Search implements vscode.Disposable {
     const qp = this.picker;
     if (!qp) return;
     const now = Date.now();
-    const oneChar = this.value.trim().length === 1;
     const style = this.style;
     const ctx = pathContext();
     const shorten = (p: string): string => shortenPath(p, ctx.folders, ctx.home);
     const items: Item[] = this.hits.map((hit) => {
       if (hit.toolName) this.seenTools.add(hit.toolName);
-      const text = hitItemText(hit, { now, style, snippetInDescription: oneChar, shorten });
-      return { ...text, hit, alwaysShow: true, buttons: [openSourceButton, copyButton, traceButton] };
+      return { ...toItem(hitRow(hit, { now, style, shorten })), hit, buttons: [openSourceButton, copyButton, traceButton] };
     });
-    if (this.error) items.push({ label: protectedLabel('error', this.error), action: 'none', alwaysShow: true });
-    else if (!this.hits.length && !qp.busy) items.push({ label: protectedLabel('info', 'No events match'), action: 'none', alwaysShow: true });
-    if (this.cursor) items.push({ label: protectedLabel('ellipsis', 'More results…'), action: 'more', alwaysShow: true });
+    if (this.error) items.push({ ...toItem(messageRow('error', this.error)), action: 'none' });
+    else if (!this.hits.length && !qp.busy) items.push({ ...toItem(messageRow('info', 'No events match')), action: 'none' });
+    if (this.cursor) items.push({ ...toItem(messageRow('ellipsis', 'More results…')), action: 'more' });
     qp.items = items;
     if (log) {
       announceStep('search', {
         query: this.value,
         filters: toWireFilters(this.filters) ?? null,
         refs: this.hits.map((h) => h.ref),
-        labels: items.map((i) => unbold(unprotect(i.label))),
+        rows: items.map((i) => ariaLabel(i)),
         nextCursor: this.cursor,
         error: this.error ?? null,
       });
@@ -285,6 +285,11 @@ export class Search implements vscode.Disposable {
     this.cancel?.cancel();
     this.picker?.dispose();
   }
+}
+
+/** Every row is `alwaysShow`: the server decided what matches. */
+function toItem(row: Row): Item {
+  return { label: row.label, iconPath: new vscode.ThemeIcon(row.icon), description: row.description, detail: row.detail, alwaysShow: true };
 }
 
 function errorText(err: unknown): string {

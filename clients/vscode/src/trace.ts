@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { type EventAtParams, type EventAtResult, METHODS, type TraceResult } from './core/protocol';
 import { type EventRef, formatRef, parseRef, refAt } from './core/refs';
 import { traceEntries, type TraceEntry } from './core/render';
+import { escapeIcons } from './core/hitRow';
 import { announceStep } from './steps';
 import { type ReadView, openSourceLine, targetOf } from './readView';
 import { type Server } from './server';
@@ -80,7 +81,7 @@ export class Trace {
         items.push({ label: section, kind: vscode.QuickPickItemKind.Separator });
       }
       items.push({
-        label: `$(${entry.icon}) ${entry.label.replace(/\$\(/g, '$\u200b(')}`,
+        label: `$(${entry.icon}) ${escapeIcons(entry.label)}`,
         description: entry.description,
         entry,
         buttons: entry.ref && entry.uri ? [openButton, retraceButton] : entry.ref ? [retraceButton] : [],

@@ -1,10 +1,9 @@
 /**
- * Presentation of server answers: QuickPick item texts for hits, the read view's Markdown,
- * trace entries and the status bar text. Pure: no vscode import (codicons are `$(name)` strings).
+ * Presentation of server answers: kinds, times and paths, the read view's Markdown, trace
+ * entries and the status bar text (the search picker's rows are in hitRow.ts). Pure: no vscode import (codicons are `$(name)` strings).
  */
 import {
   type Fragment,
-  type Hit,
   type Node,
   type Omitted,
   type ReadResult,
@@ -112,102 +111,7 @@ export function kindTitle(kind: string | null | undefined, toolName?: string | n
 }
 
 // ---------------------------------------------------------------------------------------------
-// QuickPick texts
-
-export type HighlightStyle = 'bold' | 'brackets' | 'none';
-
-const ZWSP = '\u200b';
-
-/**
- * VS Code filters and re-sorts QuickPick items whose label matches the typed text (label matching
- * cannot be switched off from an extension). A zero-width space between characters keeps any
- * query of two or more characters from matching, so every item stays `alwaysShow` and unsorted:
- * the server's order is kept. It also stops `$(...)` in snippets from being read as icons.
- */
-export function protect(text: string): string {
-  return Array.from(text).join(ZWSP);
-}
-
-/** Undo `protect` (tests, clipboard). */
-export function unprotect(text: string): string {
-  return text.split(ZWSP).join('');
-}
-
-/** Keeps `$(` in free text from becoming an icon in descriptions and details. */
-export function noIcons(text: string): string {
-  return text.replace(/\$\(/g, `$${ZWSP}(`);
-}
-
-function boldChar(ch: string): string {
-  const c = ch.codePointAt(0) ?? 0;
-  if (c >= 0x41 && c <= 0x5a) return String.fromCodePoint(0x1d5d4 + c - 0x41); // sans-serif bold A-Z
-  if (c >= 0x61 && c <= 0x7a) return String.fromCodePoint(0x1d5ee + c - 0x61); // a-z
-  if (c >= 0x30 && c <= 0x39) return String.fromCodePoint(0x1d7ec + c - 0x30); // 0-9
-  return ch;
-}
-
-/** Maps the bold letters of `highlight(.., 'bold')` back to ASCII. */
-export function unbold(text: string): string {
-  return Array.from(text)
-    .map((ch) => {
-      const c = ch.codePointAt(0) ?? 0;
-      if (c >= 0x1d5d4 && c < 0x1d5d4 + 26) return String.fromCharCode(0x41 + c - 0x1d5d4);
-      if (c >= 0x1d5ee && c < 0x1d5ee + 26) return String.fromCharCode(0x61 + c - 0x1d5ee);
-      if (c >= 0x1d7ec && c < 0x1d7ec + 10) return String.fromCharCode(0x30 + c - 0x1d7ec);
-      return ch;
-    })
-    .join('');
-}
-
-/** Normalised, sorted, merged, clamped code point ranges. */
-export function normaliseRanges(matches: readonly [number, number][] | undefined, length: number): [number, number][] {
-  const ranges = (matches ?? [])
-    .filter((m) => Array.isArray(m) && m.length === 2 && Number.isInteger(m[0]) && Number.isInteger(m[1]))
-    .map(([s, e]): [number, number] => [Math.max(0, Math.min(s, length)), Math.max(0, Math.min(e, length))])
-    .filter(([s, e]) => e > s)
-    .sort((a, b) => a[0] - b[0]);
-  const merged: [number, number][] = [];
-  for (const r of ranges) {
-    const last = merged[merged.length - 1];
-    if (last && r[0] <= last[1]) last[1] = Math.max(last[1], r[1]);
-    else merged.push([r[0], r[1]]);
-  }
-  return merged;
-}
-
-/** The snippet with its `matches` (code point ranges) emphasised. */
-export function highlight(snippet: string, matches: readonly [number, number][] | undefined, style: HighlightStyle): string {
-  const chars = Array.from(snippet);
-  const ranges = normaliseRanges(matches, chars.length);
-  if (style === 'none' || !ranges.length) return snippet;
-  let out = '';
-  let pos = 0;
-  for (const [s, e] of ranges) {
-    out += chars.slice(pos, s).join('');
-    const part = chars.slice(s, e);
-    out += style === 'bold' ? part.map(boldChar).join('') : `⟦${part.join('')}⟧`;
-    pos = e;
-  }
-  return out + chars.slice(pos).join('');
-}
-
-export interface ItemText {
-  label: string;
-  description: string;
-  detail: string;
-}
-
-export interface HitItemOptions {
-  now: number;
-  style: HighlightStyle;
-  /**
-   * For one-character queries the label would still match in VS Code's filter: put the snippet
-   * in the description instead (not matched), leaving only the icon in the label.
-   */
-  snippetInDescription?: boolean;
-  /** Shortens the cwd for display (see `shortenPath`). */
-  shorten?: (path: string) => string;
-}
+// Paths
 
 /**
  * A cwd for display: a workspace folder by its name (`proj`, `proj/sub`), else `~/...` under the
@@ -223,31 +127,6 @@ export function shortenPath(path: string, folders: readonly string[], home: stri
   }
   if (home && home !== '/' && (trimmed === home || trimmed.startsWith(`${home}/`))) return `~${trimmed.slice(home.length)}`;
   return trimmed;
-}
-
-export function hitItemText(hit: Hit, opts: HitItemOptions): ItemText {
-  const icon = `$(${kindIcon(hit.kind, hit.isError)})`;
-  const snippet = highlight(hit.snippet ?? '', hit.matches, opts.style);
-  const short = (p: string) => (opts.shorten ? opts.shorten(p) : p);
-  const where = hit.sessionName || (hit.cwd ? short(hit.cwd) : '') || hit.sessionId;
-  const when = relativeTime(hit.timestamp, opts.now);
-  const place = [where, when].filter(Boolean).join(' · ');
-  const facts = [kindTitle(hit.kind, hit.toolName, hit.isError)];
-  if (hit.branchState && hit.branchState !== 'selected') facts.push(`${hit.branchState} branch`);
-  if (hit.selectionState && hit.selectionState !== 'direct' && hit.selectionState !== 'not-applicable') {
-    facts.push(hit.selectionState);
-  }
-  if (hit.sessionName && hit.cwd) facts.push(short(hit.cwd));
-  const detail = noIcons(facts.join(' · '));
-  if (opts.snippetInDescription) {
-    return { label: icon, description: noIcons(`${snippet}  —  ${place}`), detail };
-  }
-  return { label: `${icon} ${protect(snippet)}`, description: noIcons(place), detail };
-}
-
-/** Texts for the synthetic entries of the search picker (protected like hits). */
-export function protectedLabel(icon: string, text: string): string {
-  return `$(${icon}) ${protect(text)}`;
 }
 
 // ---------------------------------------------------------------------------------------------

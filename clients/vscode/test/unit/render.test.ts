@@ -1,15 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Hit, ReadResult, StatusResult, TraceResult } from '../../src/core/protocol';
+import type { ReadResult, StatusResult, TraceResult } from '../../src/core/protocol';
 import {
   compactNumber,
   escapeMarkdown,
-  highlight,
-  hitItemText,
   kindIcon,
   kindTag,
-  normaliseRanges,
-  protect,
   readMarkdown,
   relativeTime,
   hasMore,
@@ -17,33 +13,10 @@ import {
   statusBarText,
   stepTarget,
   traceEntries,
-  unbold,
-  unprotect,
 } from '../../src/core/render';
 
 const NOW = Date.parse('2026-05-01T12:00:00Z');
 const S = '019f0000-aaaa-7bbb-8ccc-000000000001';
-
-function hit(extra: Partial<Hit> = {}): Hit {
-  return {
-    ref: `pi-event:${S}/5e6f7081`,
-    sessionId: S,
-    entryId: '5e6f7081',
-    fragmentId: 'tool.result:0',
-    kind: 'tool.result',
-    toolName: 'bash',
-    isError: true,
-    timestamp: '2026-05-01T10:00:09.020Z',
-    snippet: "npm ERR! ENOENT: no such file or directory, open 'package.json'",
-    matches: [[9, 15]],
-    cwd: '/home/u/proj',
-    sessionName: 'fix the build',
-    branchState: 'selected',
-    selectionState: 'direct',
-    source: { path: '/s/x.jsonl', uri: 'file:///s/x.jsonl', line: 6 },
-    ...extra,
-  };
-}
 
 describe('relativeTime', () => {
   it('speaks in the largest unit', () => {
@@ -74,60 +47,6 @@ describe('kinds', () => {
     assert.equal(kindTag('tool.result', 'bash', true), 'result! bash');
     assert.equal(kindTag('tool.call', 'read'), 'call read');
     assert.equal(kindTag('summary.branch'), 'branch summary');
-  });
-});
-
-describe('highlight', () => {
-  it('emphasises code point ranges', () => {
-    assert.equal(highlight('abc def', [[4, 7]], 'brackets'), 'abc ⟦def⟧');
-    assert.equal(highlight('abc def', [[4, 7]], 'none'), 'abc def');
-    assert.equal(unbold(highlight('abc Def 42', [[4, 10]], 'bold')), 'abc Def 42');
-    assert.notEqual(highlight('abc def', [[0, 3]], 'bold'), 'abc def');
-  });
-  it('counts code points, not UTF-16 units', () => {
-    // 😀 is one code point but two UTF-16 units.
-    assert.equal(highlight('😀 fix it', [[2, 5]], 'brackets'), '😀 ⟦fix⟧ it');
-  });
-  it('merges, clamps and ignores bad ranges', () => {
-    assert.deepEqual(normaliseRanges([[5, 9], [0, 2], [1, 3], [8, 100], [4, 4], [7, 2]], 10), [[0, 3], [5, 10]]);
-    assert.equal(highlight('abc', undefined, 'brackets'), 'abc');
-  });
-});
-
-describe('protect', () => {
-  it('round-trips and breaks substrings and icons', () => {
-    const p = protect('$(bug) websocket');
-    assert.equal(unprotect(p), '$(bug) websocket');
-    assert.ok(!p.includes('websocket'));
-    assert.ok(!p.includes('$('));
-  });
-});
-
-describe('hitItemText', () => {
-  it('shows icon, highlighted snippet, session and time', () => {
-    const t = hitItemText(hit(), { now: NOW, style: 'brackets' });
-    assert.equal(unprotect(t.label), "$(error) npm ERR! ⟦ENOENT⟧: no such file or directory, open 'package.json'");
-    assert.equal(t.description, 'fix the build · 2 h ago');
-    assert.equal(t.detail, 'Tool result: bash (error) · /home/u/proj');
-  });
-  it('falls back to cwd and notes non-selected branches', () => {
-    const t = hitItemText(hit({ sessionName: null, branchState: 'alternate', selectionState: 'not-selected', isError: false }), {
-      now: NOW,
-      style: 'none',
-    });
-    assert.equal(t.description, '/home/u/proj · 2 h ago');
-    assert.equal(t.detail, 'Tool result: bash · alternate branch · not-selected');
-    assert.ok(t.label.startsWith('$(output) '));
-  });
-  it('can move the snippet out of the label (one-character queries)', () => {
-    const t = hitItemText(hit(), { now: NOW, style: 'none', snippetInDescription: true });
-    assert.equal(t.label, '$(error)');
-    assert.match(t.description, /^npm ERR!/);
-  });
-  it('never lets a snippet inject icons', () => {
-    const t = hitItemText(hit({ snippet: 'echo $(whoami)', matches: [], sessionName: '$(x) s' }), { now: NOW, style: 'none' });
-    assert.ok(!t.label.slice(8).includes('$('));
-    assert.ok(!t.description.includes('$('));
   });
 });
 
@@ -280,9 +199,5 @@ describe('shortenPath', () => {
     assert.equal(shortenPath('/home/me/code', folders, '/home/me'), '~/code');
     assert.equal(shortenPath('/home/meow', folders, '/home/me'), '/home/meow');
     assert.equal(shortenPath('/', folders, '/'), '/');
-  });
-  it('is used for the cwd of hits', () => {
-    const t = hitItemText(hit({ sessionName: null }), { now: NOW, style: 'none', shorten: (p) => shortenPath(p, ['/home/u/proj'], '/home/u') });
-    assert.equal(t.description, 'proj · 2 h ago');
   });
 });
