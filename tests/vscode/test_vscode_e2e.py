@@ -2,10 +2,15 @@
 headless Chromium, driven by Playwright (clients/vscode/test/e2e/drive.mjs), over a workspace
 whose Pi sessions are fixtures built here with tests/builder.py.
 
-Checked: Pi Events: Search lists the hits of a two-word query in the server's order (nothing
-hidden or re-sorted by VS Code), accepting one opens its read view, Trace lists its tree,
-Ctrl+O opens the JSONL file at the entry's line, and hovering a reference in a Markdown note
-shows the server's preview. Screenshots go to test-artifacts/vscode/.
+Checked: from a clean profile with no server on PATH, the extension offers to install its own
+server, and accepting (a click on the notification's button) installs it into a venv in its
+global storage; with that server (and again with one named in piEvents.serverCommand)
+Pi Events: Search lists the hits of a two-word query in the server's order (the rows' aria-labels
+as shown equal the rows made from the server's answer, nothing hidden or re-sorted by VS Code),
+no row carries Mathematical Alphanumeric Symbols or zero-width characters, accepting one opens
+its read view, Trace lists its tree, Ctrl+O opens the JSONL file at the entry's line, and
+hovering a reference in a Markdown note shows the server's preview. Screenshots, logs and the
+install figures go to test-artifacts/vscode/.
 
 Needs what scripts/setup.d/40-vscode.sh installs; skips, saying which piece is missing, otherwise.
 """
@@ -23,6 +28,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,7 +48,6 @@ from builder import SessionBuilder, sample_session  # noqa: E402
 
 pytestmark = pytest.mark.editor
 QUERY = "websocket reconnect"
-ZWSP = "\u200b"
 
 
 def missing_piece() -> str | None:
@@ -64,24 +69,17 @@ def missing_piece() -> str | None:
     return None
 
 
-def unbold(text: str) -> str:
-    """Undo the extension's bold highlight (Mathematical Sans-Serif Bold letters and digits)."""
-    out = []
-    for ch in text:
-        c = ord(ch)
-        if 0x1D5D4 <= c < 0x1D5D4 + 26:
-            ch = chr(ord("A") + c - 0x1D5D4)
-        elif 0x1D5EE <= c < 0x1D5EE + 26:
-            ch = chr(ord("a") + c - 0x1D5EE)
-        elif 0x1D7EC <= c < 0x1D7EC + 10:
-            ch = chr(ord("0") + c - 0x1D7EC)
-        out.append(ch)
-    return "".join(out)
+def unreadable(text: str) -> list[str]:
+    """Characters a screen reader spells out or skips: Mathematical Alphanumeric Symbols
+    (U+1D400-U+1D7FF) and zero-width / invisible format characters (U+200B...)."""
+    return [f"U+{ord(c):04X}" for c in text if 0x1D400 <= ord(c) <= 0x1D7FF
+            or 0x200B <= ord(c) <= 0x200F or 0x2060 <= ord(c) <= 0x2064 or ord(c) == 0xFEFF]
 
 
-def plain(label: str) -> str:
-    """A label as shown: without icons, zero-width spaces and bold letters."""
-    return re.sub(r"\$\([a-z-~]+\)\s*", "", unbold(label.replace(ZWSP, ""))).strip()
+def check_readable(rows: list[dict[str, Any]]) -> None:
+    for row in rows:
+        for field in ("label", "description", "text", "aria"):
+            assert not unreadable(row[field]), (field, unreadable(row[field]), row)
 
 
 def free_port() -> int:
@@ -130,9 +128,10 @@ class Fixture:
 
 
 @contextlib.contextmanager
-def running_code_server(tmp_path: Path, tag: str = "",
+def running_code_server(tmp_path: Path, tag: str = "", env_overrides: dict[str, str] | None = None,
                         **overrides: Any) -> Iterator[tuple[Fixture, str, Path]]:
-    """code-server with the .vsix installed, over the fixture workspace; stopped on exit."""
+    """code-server with the .vsix installed, over the fixture workspace; stopped on exit.
+    A setting given as None is left out."""
     reason = missing_piece()
     if reason:
         pytest.skip(reason)
@@ -149,6 +148,7 @@ def running_code_server(tmp_path: Path, tag: str = "",
         "XDG_CONFIG_HOME": str(data / "xdg-config"),
         "XDG_DATA_HOME": str(data / "xdg-data"),
         "XDG_CACHE_HOME": str(data / "xdg-cache"),
+        **(env_overrides or {}),
     }
     settings = {
         "security.workspace.trust.enabled": False,
@@ -166,6 +166,7 @@ def running_code_server(tmp_path: Path, tag: str = "",
         "piEvents.trace.server": "verbose",  # the LSP traffic, in the Pi Events log
         **overrides,
     }
+    settings = {k: v for k, v in settings.items() if v is not None}
     (user / "User" / "settings.json").write_text(json.dumps(settings, indent=1))
     base = [str(CODE_SERVER), "--user-data-dir", str(user), "--extensions-dir", str(exts)]
     inst = subprocess.run([*base, "--install-extension", str(VSIX)], env=env, capture_output=True,
@@ -226,23 +227,79 @@ def drive(url: str, tmp: Path, fx: Fixture, **extra: Any) -> dict[str, Any]:
         "longRef": f"pi-event:{fx.b.session_id}/{fx.long_id}", **extra,
     }
     (tmp / "config.json").write_text(json.dumps(config))
+    timeout = 840 if extra.get("mode") == "install" else 240
     run = subprocess.run(["node", str(DRIVER), str(tmp / "config.json")], cwd=EXT,
-                         capture_output=True, text=True, timeout=240)
+                         capture_output=True, text=True, timeout=timeout)
     assert (tmp / "result.json").exists(), run.stdout[-3000:] + run.stderr[-3000:]
     out: dict[str, Any] = json.loads((tmp / "result.json").read_text())
-    name = "result-not-installed.json" if extra.get("mode") else "result.json"
+    name = f"result-{extra['mode']}.json" if extra.get("mode") else "result.json"
     (ARTIFACTS / name).write_text(json.dumps(out, indent=1))
     assert not out["errors"], "\n".join(out["errors"]) + f"\nscreenshots: {ARTIFACTS}"
     return out
 
 
 def test_search_read_trace_jsonl_hover(code_server: Any) -> None:
+    """With piEvents.serverCommand naming this checkout's server."""
     fx, url, tmp = code_server
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    for old in ARTIFACTS.glob("*.png"):
-        if old.name != "not-installed.png":
-            old.unlink()
     out = drive(url, tmp, fx)
+    check_full_run(fx, out)
+
+
+def path_without_server() -> str:
+    """PATH without this test's venv and without any directory holding a pi-event-search."""
+    venv_bin = Path(sys.executable).parent.resolve()
+    dirs = [d for d in os.environ.get("PATH", "").split(os.pathsep)
+            if d and Path(d).resolve() != venv_bin and not (Path(d) / "pi-event-search").exists()]
+    return os.pathsep.join(dirs)
+
+
+def vsix_wheel_version() -> str:
+    with zipfile.ZipFile(VSIX) as z:
+        wheels = [n for n in z.namelist() if n.startswith("extension/server-wheel/")]
+    assert len(wheels) == 1, wheels
+    return wheels[0].split("/")[-1].split("-")[1]
+
+
+@pytest.mark.timeout(1200)
+def test_installs_its_own_server_then_search_read_trace_hover(tmp_path: Path) -> None:
+    """A clean profile, no server on PATH, no serverCommand: accept the offer, then everything works."""
+    clean = path_without_server()
+    assert shutil.which("pi-event-search", path=clean) is None
+    python3 = shutil.which("python3", path=clean)
+    env = {"PATH": clean, "VIRTUAL_ENV": ""}
+    if python3 and subprocess.run([python3, "-c", "import pi_event_search"], env={**os.environ, **env},
+                                  capture_output=True).returncode == 0:
+        pytest.skip(f"{python3} (python3 on PATH) has pi_event_search: cannot play a machine without one")
+    if not VSIX.exists():
+        pytest.skip("clients/vscode/pi-event-search.vsix not built (scripts/setup.d/40-vscode.sh)")
+    wheel_version = vsix_wheel_version()
+    with running_code_server(tmp_path, "-install", env, **{"piEvents.serverCommand": None}) as (fx, url, tmp):
+        out = drive(url, tmp, fx, mode="install")
+    assert "Install pi-event-search" in out["offer"] and "Python" in out["offer"], out["offer"]
+    assert {"Install Server", "Use My Own Server…"} <= set(out["offerButtons"]), out["offerButtons"]
+    assert out["install"]["version"] == wheel_version, out["install"]
+    # The venv is in the extension's global storage and has the server.
+    storage = tmp / "cs" / "user" / "User" / "globalStorage" / "pi-event-search.pi-event-search" / "server"
+    record = json.loads((storage / "installed.json").read_text())
+    assert record["version"] == wheel_version and record["venv"] == out["install"]["venv"]
+    venv_python = storage / record["venv"] / "bin" / "python"
+    probe = subprocess.run([str(venv_python), "-c", "import pi_event_search, sys; print(sys.prefix)"],
+                           capture_output=True, text=True)
+    assert probe.returncode == 0 and probe.stdout.strip() == str(storage / record["venv"]), probe
+    log = (ARTIFACTS / "pi-events-install.log").read_text()
+    started = f"starting {venv_python} -m pi_event_search serve (from the server installed by this extension"
+    assert started in log, log[-3000:]
+    (ARTIFACTS / "install-figures.json").write_text(json.dumps(
+        {"installSeconds": out["install"]["seconds"], "clickToInstalledMs": out["installClickToDone"],
+         "steps": out["steps"], "python": record["basePython"], "pythonVersion": record["pythonVersion"],
+         "vsixBytes": VSIX.stat().st_size}, indent=1))
+    check_full_run(fx, out)
+    for name in ("install-offer", "install-progress"):
+        assert (ARTIFACTS / f"{name}.png").exists(), name
+
+
+def check_full_run(fx: Fixture, out: dict[str, Any]) -> None:
 
     # Status bar: counts of what this workspace may see (2 sessions; the third is elsewhere).
     assert re.search(r"Pi Events: 2 sessions", out["status"]), out["status"]
@@ -252,12 +309,19 @@ def test_search_read_trace_jsonl_hover(code_server: Any) -> None:
     refs = logged["refs"]
     assert logged["query"] == QUERY and not logged["error"]
     assert len(refs) == 3 and logged["nextCursor"], logged  # page size 3
-    shown = [plain(r["label"]) for r in out["search"]["rows"]]
-    server_order = [plain(label) for label in logged["labels"]]
-    assert shown == server_order, (shown, server_order)  # 3 hits, then "More results…"
-    assert shown[-1] == "More results…"
-    # Not VS Code's order: it would put labels matching the query first, alphabetically.
-    assert len(set(shown)) == len(shown)
+    # The rows as shown (their aria-labels, which VS Code builds from label, description and
+    # detail) are the rows the extension made from the server's hits, in the same order.
+    rows = out["search"]["rows"]
+    shown = [r["aria"] for r in rows]
+    assert shown == logged["rows"], (shown, logged["rows"])  # 3 hits, then "More results…"
+    assert shown[-1] == "More results…" and len(set(shown)) == len(shown)
+    check_readable(rows)
+    # Each hit reads: kind, time, session, then the snippet.
+    assert re.match(r"(User message|Assistant message|Tool call|Tool result|Session name)[^,]*, "
+                    r"(just now|\d+ (minute|hour|day|month|year)s? ago), ", shown[0]), shown[0]
+    # VS Code marks the typed words in the snippet (matchOnDetail), in plain characters.
+    marked = [h.lower() for r in rows for h in r["highlights"]]
+    assert QUERY in marked, [r["highlights"] for r in rows]
 
     # Paging: moving onto "More results…" appends the next page, still in the server's order.
     paging = out["paging"]
@@ -269,8 +333,9 @@ def test_search_read_trace_jsonl_hover(code_server: Any) -> None:
                 f"pi-event:{fx.b.session_id}/{fx.b.ids[1]}"}
     assert expected <= set(all_refs), all_refs
     assert set(all_refs) <= fx.visible_refs() and not set(all_refs) & fx.hidden_refs()
-    rows = [plain(r["label"]) for r in paging["rows"]]
-    assert rows == [plain(label) for label in paging["all"]["labels"]][: len(rows)], rows
+    paged = [r["aria"] for r in paging["rows"]]
+    assert paged == paging["all"]["rows"][: len(paged)], (paged, paging["all"]["rows"])
+    check_readable(paging["rows"])
 
     # Read view: the accepted (first) hit, as a pi-event: document with its content.
     assert out["read"]["uri"].startswith(f"{refs[0]}") or out["read"]["uri"] == refs[0]
@@ -302,6 +367,7 @@ def test_search_read_trace_jsonl_hover(code_server: Any) -> None:
     trace = out["trace"]["logged"]
     assert trace and trace["ref"] == refs[0]
     assert any(s.startswith("Event:") for s in trace["sections"])
+    check_readable(out["trace"]["rows"])
 
     # Ctrl+O: the JSONL file at the entry's line.
     jsonl = out["jsonl"]

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from test_vscode_e2e import ARTIFACTS, EXT, plain, running_code_server
+from test_vscode_e2e import ARTIFACTS, EXT, check_readable, running_code_server
 
 DRIVER = EXT / "test" / "e2e" / "drive-file-history.mjs"
 FILE = [
@@ -49,8 +49,10 @@ def test_file_history_and_line_origin(tmp_path: Path) -> None:
     assert history["refs"] == [edit, read] and history["relations"] == ["file-changed",
                                                                         "file-read"]
     assert "History of ws.ts" in out["historyTitle"] and "changed in 1" in out["historyTitle"]
-    shown = [plain(r["label"]) for r in out["historyRows"]]
-    assert shown == [plain(label) for label in history["labels"]], shown
+    # As shown (aria-labels) = as made from the server's answer, in its order, plainly readable.
+    shown = [r["aria"] for r in out["historyRows"]]
+    assert shown == history["rows"], (shown, history["rows"])
+    check_readable([{**r, "label": r["label"]} for r in out["historyRows"]])
     assert out["historyRead"]["ref"] == edit  # Enter opened the first (newest change)
 
     assert out["menuHasItem"] is True

@@ -51,11 +51,17 @@ def test_vsix_contents() -> None:
         names = set(z.namelist())
         manifest = json.loads(z.read("extension/package.json"))
     assert {"extension/package.json", "extension/dist/extension.js"} <= names
+    # The server the extension installs when none is found: exactly one wheel, this checkout's version.
+    wheels = [n for n in names if n.startswith("extension/server-wheel/")]
+    version = re.search(r'^version = "([^"]+)"', (EXT.parents[1] / "pyproject.toml").read_text(), re.M)
+    assert version, "no version in pyproject.toml"
+    assert wheels == [f"extension/server-wheel/pi_event_search-{version[1]}-py3-none-any.whl"], wheels
     assert not any("node_modules" in n or n.endswith(".ts") for n in names), sorted(names)
     assert manifest["engines"]["vscode"] == "^1.100.0"
     commands = {c["command"] for c in manifest["contributes"]["commands"]}
     assert {"piEvents.search", "piEvents.trace", "piEvents.copyReference", "piEvents.reindex",
-            "piEvents.revealSource", "piEvents.next", "piEvents.previousInBranch"} <= commands
+            "piEvents.revealSource", "piEvents.next", "piEvents.previousInBranch",
+            "piEvents.installServer"} <= commands
     settings = set(manifest["contributes"]["configuration"]["properties"])
     assert {"piEvents.serverCommand", "piEvents.workspaceRoots", "piEvents.sessionDirs",
             "piEvents.indexPath", "piEvents.trace.server"} <= settings

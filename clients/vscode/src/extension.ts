@@ -11,6 +11,8 @@ import { statusBarText } from './core/render';
 import { announceStep, writeStepsTo } from './steps';
 import { FileHistory } from './fileHistory';
 import { ReadView, targetOf } from './readView';
+import { Installer } from './installer';
+import { pythonExtensionInterpreter } from './python';
 import { Search } from './search';
 import { Server } from './server';
 import { StatusBar } from './status';
@@ -22,7 +24,8 @@ export function activate(context: vscode.ExtensionContext): void {
   const stepsFile = process.env.PI_EVENTS_E2E_LOG;
   if (stepsFile) context.subscriptions.push(writeStepsTo(stepsFile));
   const log = vscode.window.createOutputChannel('Pi Events', { log: true });
-  server = new Server(log);
+  const installer = new Installer(context, log, () => pythonExtensionInterpreter(log));
+  server = new Server(log, installer);
   const reads = new ReadView(server);
   const status = new StatusBar(server);
   const search = new Search(server, reads);
@@ -108,6 +111,7 @@ export function activate(context: vscode.ExtensionContext): void {
     else if (choice === 'Show Log') log.show();
   });
   command('piEvents.restart', () => s.restart());
+  command('piEvents.installServer', () => s.installServer());
 
   void server.start();
 }

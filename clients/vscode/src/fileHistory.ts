@@ -23,7 +23,8 @@ import {
   relationSection,
 } from './core/fileHistory';
 import { formatRef } from './core/refs';
-import { hitItemText, protectedLabel, shortenPath, unbold, unprotect, type HighlightStyle } from './core/render';
+import { type Row, ariaLabel, highlightStyle, hitRow, messageRow } from './core/hitRow';
+import { shortenPath } from './core/render';
 import { pathContext } from './python';
 import { type ReadView, openSourceLine } from './readView';
 import { type Server } from './server';
@@ -134,7 +135,7 @@ export class FileHistory implements vscode.Disposable, vscode.CodeLensProvider {
         uri: uri.toString(),
         refs: hits.map((h) => h.ref),
         relations: hits.map((h) => h.relation),
-        labels: qp.items.filter((i) => i.kind !== vscode.QuickPickItemKind.Separator).map((i) => unbold(unprotect(i.label))),
+        rows: qp.items.filter((i) => i.kind !== vscode.QuickPickItemKind.Separator).map((i) => ariaLabel(i)),
         title: qp.title,
         error: error ?? null,
       });
@@ -165,7 +166,7 @@ export class FileHistory implements vscode.Disposable, vscode.CodeLensProvider {
 
   private items(hits: FileHit[], cursor: string | null, error: string | undefined): Item[] {
     const now = Date.now();
-    const style = vscode.workspace.getConfiguration('piEvents').get<HighlightStyle>('search.highlight', 'bold');
+    const style = highlightStyle(vscode.workspace.getConfiguration('piEvents').get<unknown>('search.highlight'));
     const ctx = pathContext();
     const shorten = (p: string): string => shortenPath(p, ctx.folders, ctx.home);
     const items: Item[] = [];
@@ -176,12 +177,12 @@ export class FileHistory implements vscode.Disposable, vscode.CodeLensProvider {
         items.push({ label: name, kind: vscode.QuickPickItemKind.Separator });
         section = name;
       }
-      const text = hitItemText(hit, { now, style, shorten });
-      items.push({ ...text, detail: `${evidenceFact(hit)} · ${text.detail}`, hit, buttons: [openSourceButton, copyButton, traceButton] });
+      const row = hitRow(hit, { now, style, shorten });
+      items.push({ ...toItem({ ...row, description: `${row.description}, ${evidenceFact(hit)}` }), hit, buttons: [openSourceButton, copyButton, traceButton] });
     }
-    if (error) items.push({ label: protectedLabel('error', error), action: 'none', alwaysShow: true });
-    else if (!hits.length) items.push({ label: protectedLabel('info', 'No Pi event changed or read this file'), action: 'none', alwaysShow: true });
-    if (cursor) items.push({ label: protectedLabel('ellipsis', 'More events…'), action: 'more', alwaysShow: true });
+    if (error) items.push({ ...toItem(messageRow('error', error)), action: 'none', alwaysShow: true });
+    else if (!hits.length) items.push({ ...toItem(messageRow('info', 'No Pi event changed or read this file')), action: 'none', alwaysShow: true });
+    if (cursor) items.push({ ...toItem(messageRow('ellipsis', 'More events…')), action: 'more', alwaysShow: true });
     return items;
   }
 
@@ -220,7 +221,8 @@ export class FileHistory implements vscode.Disposable, vscode.CodeLensProvider {
     const ctx = pathContext();
     const shorten = (p: string): string => shortenPath(p, ctx.folders, ctx.home);
     const now = Date.now();
-    const items = candidates.map((hit) => ({ ...hitItemText(hit, { now, style: 'bold', shorten }), hit }));
+    const style = highlightStyle(vscode.workspace.getConfiguration('piEvents').get<unknown>('search.highlight'));
+    const items = candidates.map((hit) => ({ ...toItem(hitRow(hit, { now, style, shorten })), hit }));
     const chosen = await vscode.window.showQuickPick(items, { title: 'Pi Events: older events that wrote this line', matchOnDescription: true });
     if (chosen) await this.reads.open(chosen.hit.ref);
   }
@@ -228,4 +230,9 @@ export class FileHistory implements vscode.Disposable, vscode.CodeLensProvider {
   dispose(): void {
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/** A row as a QuickPick item (the kind icon as iconPath; see core/hitRow for the empty label). */
+function toItem(row: Row): Item {
+  return { label: row.label, iconPath: new vscode.ThemeIcon(row.icon), description: row.description, detail: row.detail };
 }

@@ -1,9 +1,12 @@
 /**
- * Finds the command that starts the server: `piEvents.serverCommand`, else the Python extension's
- * interpreter when it can import the server, else `python3` (docs: README "Settings").
+ * Finds the command that starts the server: `piEvents.serverCommand`, else the server this
+ * extension installed, else the Python extension's interpreter or `python3` when it can import
+ * the server, else a `pi-event-search` script on PATH (docs: README "How the server is started").
  */
 import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
   type Command,
@@ -61,18 +64,48 @@ export function canImportServer(python: string): Promise<{ ok: boolean; detail: 
   });
 }
 
-export type Resolution = { ok: true; command: Command; origin: string } | { ok: false; message: string; fix: string };
+export type Resolution =
+  | { ok: true; command: Command; origin: string; managed?: boolean }
+  | { ok: false; message: string; fix: string; fromSetting?: boolean };
 
-export async function resolveServerCommand(log: vscode.LogOutputChannel): Promise<Resolution> {
+/** The `pi-event-search` script in a PATH directory, if any. */
+export function scriptOnPath(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const names = process.platform === 'win32' ? ['pi-event-search.exe', 'pi-event-search.cmd'] : ['pi-event-search'];
+  for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+    for (const name of names) {
+      const file = path.join(dir, name);
+      try {
+        fs.accessSync(file, fs.constants.X_OK);
+        if (fs.statSync(file).isFile()) return file;
+      } catch {
+        // not here
+      }
+    }
+  }
+  return undefined;
+}
+
+/** What resolveServerCommand needs from the installer (src/installer.ts). */
+export interface Managed {
+  installedCommand(): { command: Command; record: { version: string } } | undefined;
+}
+
+export async function resolveServerCommand(log: vscode.LogOutputChannel, managed: Managed): Promise<Resolution> {
   const setting = vscode.workspace.getConfiguration('piEvents').get<unknown>('serverCommand');
   const fromSetting = commandFromSetting(setting, pathContext());
   if (fromSetting) {
     if (runsServerModule(fromSetting)) {
       const probe = await canImportServer(fromSetting.command);
       log.info(`${fromSetting.command}: ${probe.ok ? `imports ${SERVER_MODULE}` : `cannot import ${SERVER_MODULE} (${probe.detail})`}`);
-      if (!probe.ok) return { ok: false, ...installHint([fromSetting.command]) };
+      if (!probe.ok) return { ok: false, fromSetting: true, ...installHint([fromSetting.command]) };
     }
     return { ok: true, command: fromSetting, origin: 'piEvents.serverCommand' };
+  }
+  const installed = managed.installedCommand();
+  if (installed) {
+    const probe = await canImportServer(installed.command.command);
+    log.info(`installed server ${installed.record.version}: ${probe.ok ? 'ok' : `cannot import ${SERVER_MODULE} (${probe.detail})`}`);
+    if (probe.ok) return { ok: true, command: installed.command, origin: `the server installed by this extension (${installed.record.version})`, managed: true };
   }
   const candidates = pythonCandidates(await pythonExtensionInterpreter(log));
   for (const python of candidates) {
@@ -80,5 +113,8 @@ export async function resolveServerCommand(log: vscode.LogOutputChannel): Promis
     log.info(`interpreter ${python}: ${probe.ok ? `imports ${SERVER_MODULE}` : `cannot import ${SERVER_MODULE} (${probe.detail})`}`);
     if (probe.ok) return { ok: true, command: commandForPython(python), origin: python };
   }
+  const script = scriptOnPath();
+  log.info(`pi-event-search on PATH: ${script ?? 'none'}`);
+  if (script) return { ok: true, command: { command: script, args: ['serve'] }, origin: 'PATH' };
   return { ok: false, ...installHint(candidates) };
 }

@@ -21,6 +21,7 @@ import {
 import { type IndexChanged, METHODS } from './core/protocol';
 import { type ServerState } from './core/render';
 import { LIVE_SETTINGS, RESTART_SETTINGS, type RawSettings, describeCommand, toInitializationOptions } from './core/settings';
+import { type Installer } from './installer';
 import { pathContext, resolveServerCommand } from './python';
 
 export class NotRunning extends Error {}
@@ -56,7 +57,10 @@ export class Server implements vscode.Disposable {
   /** The client is running (after every start or restart). */
   readonly onDidStart = this.startEmitter.event;
 
-  constructor(readonly log: vscode.LogOutputChannel) {
+  constructor(
+    readonly log: vscode.LogOutputChannel,
+    private readonly installer: Installer,
+  ) {
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (RESTART_SETTINGS.some((s) => e.affectsConfiguration(s))) void this.restart();
@@ -78,11 +82,13 @@ export class Server implements vscode.Disposable {
 
   private async doStart(): Promise<void> {
     this.stateEmitter.fire({ kind: 'starting' });
-    const resolved = await resolveServerCommand(this.log);
+    const resolved = await resolveServerCommand(this.log, this.installer);
     if (!resolved.ok) {
       this.log.error(resolved.message);
       this.stateEmitter.fire({ kind: 'stopped', reason: 'server not installed' });
-      void this.offerFix(resolved.message, resolved.fix);
+      // A server named in the settings is the user's choice: explain it rather than install another.
+      if (!resolved.fromSetting && this.installer.bundledWheel()) void this.offerInstall();
+      else void this.offerFix(resolved.message, resolved.fix);
       return;
     }
     const { command, origin } = resolved;
@@ -122,6 +128,31 @@ export class Server implements vscode.Disposable {
     client.onNotification(METHODS.indexChanged, (params: IndexChanged) => this.indexEmitter.fire(params));
     this.log.info('server started');
     this.startEmitter.fire();
+    if (resolved.managed) void this.afterManagedStart();
+  }
+
+  private async offerInstall(): Promise<void> {
+    if (await this.installer.offerInstall('Pi Events: no pi-event-search server was found.')) await this.start();
+  }
+
+  /** Old venvs go once the new one runs; then a newer bundled server is offered. */
+  private async afterManagedStart(): Promise<void> {
+    try {
+      this.installer.cleanUp();
+    } catch (err) {
+      this.log.warn(`could not remove old server environments: ${String(err)}`);
+    }
+    if (await this.installer.offerUpdate()) await this.restart();
+  }
+
+  /** Pi Events: Install Server: (re)installs the bundled server and restarts on it. */
+  async installServer(): Promise<void> {
+    if (!(await this.installer.install())) return;
+    const setting = vscode.workspace.getConfiguration('piEvents').get<unknown>('serverCommand');
+    if ((Array.isArray(setting) && setting.length) || (typeof setting === 'string' && setting.trim())) {
+      void vscode.window.showInformationMessage('Pi Events: installed; "piEvents.serverCommand" is set and still takes precedence.');
+    }
+    await this.restart();
   }
 
   private async offerFix(message: string, fix: string): Promise<void> {

@@ -7,7 +7,7 @@
 import { appendFileSync } from 'node:fs';
 
 export type Step = 'search' | 'read' | 'readError' | 'openRead' | 'openSource' | 'copy' | 'trace' | 'reindex'
-  | 'codeLens' | 'fileHistory' | 'lineOrigin';
+  | 'codeLens' | 'fileHistory' | 'lineOrigin' | 'install' | 'installFailed';
 
 type Follower = (step: Step, data: Record<string, unknown>) => void;
 

@@ -84,6 +84,8 @@ async function quickPickRows(page) {
         label: r.querySelector('.label-name')?.textContent ?? '',
         description: r.querySelector('.label-description')?.textContent ?? '',
         separator: r.querySelector('.quick-input-list-separator')?.textContent ?? '',
+        text: r.textContent ?? '',
+        aria: r.getAttribute('aria-label') ?? '',
       }))
       .sort((a, b) => a.index - b.index),
   );

@@ -4,6 +4,7 @@
 //
 // Usage: node drive.mjs <config.json>
 // config: { url, chromium, shots, result, log, query, noteName, noteLine, noteColumn, mode? }
+// mode: 'notInstalled' (only the error message), 'install' (accept the install offer first)
 import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -73,7 +74,9 @@ async function quickPickRows(page) {
         index: Number(r.getAttribute('data-index')),
         label: r.querySelector('.label-name')?.textContent ?? '',
         description: r.querySelector('.label-description')?.textContent ?? '',
+        text: r.textContent ?? '',
         aria: r.getAttribute('aria-label') ?? '',
+        highlights: Array.from(r.querySelectorAll('.highlight'), (h) => h.textContent ?? ''),
       }))
       .sort((a, b) => a.index - b.index),
   );
@@ -112,7 +115,7 @@ async function searchFor(page, query) {
     const done = logEvents('search').slice(before).filter((e) => e.query === query);
     return done.length ? done[done.length - 1] : undefined;
   });
-  const rows = await stableRows(page, 'rendered rows', (r) => r.length >= Math.min(logged.labels.length, 5));
+  const rows = await stableRows(page, 'rendered rows', (r) => r.length >= Math.min(logged.rows.length, 5));
   return { logged, rows };
 }
 
@@ -142,6 +145,33 @@ try {
     out.statusTexts = await statusBarTexts(page);
     await shot(page, 'not-installed');
   } else {
+
+  if (cfg.mode === 'install') {
+    // 0. No server anywhere: the extension offers to install its own; accept, wait for it.
+    const toast = '.notifications-toasts .notification-list-item';
+    out.offer = await until('the install offer', async () => {
+      const t = await page.locator(`${toast}-message`).allInnerTexts();
+      return t.find((x) => x.includes('Install pi-event-search'));
+    }, 60000);
+    out.offerButtons = await page.locator(`${toast} .monaco-button`).allInnerTexts();
+    out.steps.push({ offer: Date.now() - t0 });
+    await shot(page, 'install-offer');
+    const clicked = Date.now();
+    await page.locator(`${toast} .monaco-button`, { hasText: 'Install Server' }).first().click();
+    out.progress = await until('the install progress', async () => {
+      const t = await page.locator(`${toast}-message`).allInnerTexts();
+      return t.find((x) => x.includes('installing server'));
+    }, 30000).catch(() => '');
+    await shot(page, 'install-progress');
+    const done = await until('the installed server', async () => {
+      const failed = logEvents('installFailed').at(-1);
+      return failed ? { failed } : logEvents('install').at(-1);
+    }, 540000, 500);
+    if (done.failed) throw new Error(`install failed: ${done.failed.message}`);
+    out.install = done;
+    out.installClickToDone = Date.now() - clicked;
+    out.steps.push({ installed: Date.now() - t0 });
+  }
 
   // 1. The status bar item appears and shows counts once the server has indexed.
   out.status = await until('the status bar counts', async () => {
@@ -250,11 +280,11 @@ try {
   await runCommand(page, 'Pi Events: Search');
   const firstPage = await until('the first page', async () =>
     logEvents('search').slice(pages).find((e) => e.query === cfg.query && !e.filters && e.nextCursor), 10000);
-  await stableRows(page, 'the rendered first page', (rows) => rows.length === firstPage.labels.length);
+  await stableRows(page, 'the rendered first page', (rows) => rows.length === firstPage.rows.length);
   await page.keyboard.press('ArrowUp');
   const allPages = await until('the next page', async () =>
     logEvents('search').slice(pages).find((e) => e.query === cfg.query && e.refs.length > firstPage.refs.length), 10000);
-  const pagedRows = await stableRows(page, 'the rendered next page', (rows) => rows.length >= Math.min(allPages.labels.length, 6));
+  const pagedRows = await stableRows(page, 'the rendered next page', (rows) => rows.length >= Math.min(allPages.rows.length, 6));
   out.paging = { first: firstPage, all: allPages, rows: pagedRows };
   await shot(page, 'paging');
 
