@@ -128,6 +128,10 @@ async function lineOriginFromMenu(page) {
   await item.waitFor({ state: 'visible', timeout: 10000 });
   out.menuHasItem = true;
   await item.click();
+  // On a loaded machine the click can land while the menu is still settling: the item stays
+  // highlighted and the menu open. Enter then runs the highlighted item.
+  await sleep(800);
+  if (await item.isVisible().catch(() => false)) await page.keyboard.press('Enter');
 }
 
 const browser = await chromium.launch({
