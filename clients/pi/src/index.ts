@@ -3,7 +3,7 @@
  * project, answered by one `pi-event-search serve` per Pi process (docs/protocol.md).
  */
 import { type ExtensionAPI, getAgentDir } from "@mariozechner/pi-coding-agent";
-import { ReadSchema, SEARCH_LIMIT, SearchSchema, TraceSchema } from "./params.ts";
+import { prepareSearch, ReadSchema, SEARCH_LIMIT, SearchSchema, TraceSchema } from "./params.ts";
 import { renderCall, renderResult } from "./render.ts";
 import { EventServer } from "./server.ts";
 import { loadSettings, type Settings } from "./settings.ts";
@@ -42,6 +42,7 @@ export default function (pi: ExtensionAPI): void {
 		promptSnippet: "Search earlier Pi sessions of this project for commands, errors, decisions and abandoned branches",
 		promptGuidelines: GUIDELINES,
 		parameters: SearchSchema,
+		prepareArguments: prepareSearch,
 		executionMode: "parallel",
 		execute: (id, args, signal, _onUpdate, ctx) => runSearch(rt, id, args, signal, ctx),
 		renderCall: renderCall("event_search"),

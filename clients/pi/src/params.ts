@@ -66,14 +66,26 @@ export interface ParsedRef {
 	fragment?: string;
 }
 
+/** A ref as a model may quote it: in backticks, quotes or angle brackets. */
+function unwrap(text: string): string {
+	return text.trim().replace(/^[`'"<]+|[`'">]+$/g, "");
+}
+
 export function parseRef(text: string): ParsedRef {
-	const m = REF.exec(text.trim());
+	const m = REF.exec(unwrap(text));
 	if (!m) throw new BadArgument(`not an event reference: ${JSON.stringify(text.slice(0, 200))} (expected pi-event:<sessionId>/<entryId>, as event_search returns)`);
 	return { ref: `pi-event:${m[1]}/${m[2]}`, sessionId: m[1] as string, entryId: m[2] as string, fragment: m[3] };
 }
 
 /** The extension's own tools: their calls and answers only repeat earlier hits. */
 export const OWN_TOOLS = ["event_search", "event_read", "event_trace"] as const;
+
+/** Runs before schema validation: one kind given as a string is a list of one. */
+export function prepareSearch(args: unknown): SearchArgs {
+	const input = args as Record<string, unknown> | null;
+	if (input && typeof input === "object" && typeof input.kinds === "string") return { ...input, kinds: [input.kinds] } as SearchArgs;
+	return args as SearchArgs;
+}
 
 export function searchRequest(args: SearchArgs, current: CurrentSession): object {
 	const filters: Record<string, unknown> = {};

@@ -1,13 +1,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type SessionView, findCutoff } from "../src/caller.ts";
-import { BadArgument, parseRef, readRequest, searchRequest, traceRequest } from "../src/params.ts";
+import { BadArgument, parseRef, prepareSearch, readRequest, searchRequest, traceRequest } from "../src/params.ts";
 
 const CURRENT = { sessionId: "S0", cutoff: "c1" };
 
 test("refs with and without the scheme, with a fragment; junk is refused with the expected form", () => {
 	assert.deepEqual(parseRef("pi-event:S1/e1"), { ref: "pi-event:S1/e1", sessionId: "S1", entryId: "e1", fragment: undefined });
 	assert.deepEqual(parseRef(" S1/v1~3#tool.result:0 "), { ref: "pi-event:S1/v1~3", sessionId: "S1", entryId: "v1~3", fragment: "tool.result:0" });
+	assert.equal(parseRef("`pi-event:S1/e1`").ref, "pi-event:S1/e1");
+	assert.equal(parseRef("<S1/e1>").ref, "pi-event:S1/e1");
 	assert.throws(() => parseRef("S1"), BadArgument);
 	assert.throws(() => parseRef("pi-event:/x"), /expected pi-event:<sessionId>\/<entryId>/);
 });
@@ -57,4 +59,10 @@ test("the cutoff is the entry holding the call, not the leaf", () => {
 
 test("a call that cannot be found falls back to the leaf (excluding at least as much)", () => {
 	assert.equal(findCutoff(session([call("a1", "t1")], "r9"), "nope"), "r9");
+});
+
+test("one kind given as a string becomes a list; anything else passes unchanged", () => {
+	assert.deepEqual(prepareSearch({ query: "q", kinds: "tool.result" }), { query: "q", kinds: ["tool.result"] });
+	assert.deepEqual(prepareSearch({ query: "q", kinds: ["user.text"] }), { query: "q", kinds: ["user.text"] });
+	assert.equal(prepareSearch(null), null);
 });
