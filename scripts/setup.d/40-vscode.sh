@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# VS Code extension (clients/vscode): build, type-check and package the .vsix; install what its
+# VS Code extension (clients/vscode): build, type-check and package the .vsix (with the server wheel
+# it installs when no server is found: build-wheel.mjs, Python from $PYTHON, else the repository's
+# .venv, else python3); install what its
 # end-to-end test needs (Debian chromium, code-server 4.100.3 = VS Code 1.100.3). Each missing
 # piece makes only the tests that need it skip (tests/vscode/), saying why.
 # Idempotent: npm ci runs only when package-lock.json changed; code-server only when absent.
@@ -28,7 +30,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-echo "== extension: npm ci, esbuild, tsc, vsce package"
+echo "== extension: npm ci, esbuild, tsc, server wheel, vsce package"
+if [ -z "${PYTHON:-}" ] && [ -x "$ROOT/.venv/bin/python" ]; then export PYTHON="$ROOT/.venv/bin/python"; fi
 (
   set -e
   cd "$EXT"
