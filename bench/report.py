@@ -52,6 +52,9 @@ def overview(s: dict[str, Any]) -> str:
             lambda r, c=cls: " / ".join(f1(r["queries"][c][k]) for k in ("p50", "p95", "p99")),
             "p95 <= 8, p99 <= 15")
     for cls in runs[0]["queries"]:
+        row(f"query {cls}: server CPU ms per query",
+            lambda r, c=cls: f"{r['queries'][c]['server_cpu_ms']:.2f}", "")
+    for cls in runs[0]["queries"]:
         row(f"ripgrep {cls} ms (speed-up at our p50)",
             lambda r, c=cls: (f"{r['ripgrep']['classes'][c]['rg_ms']:.0f} "
                               f"(×{r['ripgrep']['classes'][c]['speedup_p50']})"), ">= 5×")

@@ -88,6 +88,15 @@ def measured(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
     return result
 
 
+def proc_cpu_ms(pid: int) -> float:
+    """User + system CPU time of a process so far, in ms (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -290,12 +299,16 @@ class Bench:
                 self.search(c, q)
             times: list[float] = []
             hits: list[int] = []
+            cpu0 = proc_cpu_ms(c.proc.pid)
             for i in range(n):
                 ms, h = self.search(c, variants[i % len(variants)])
                 times.append(ms)
                 hits.append(len(h))
+            # The server's own CPU per query (all its threads, from /proc): unlike latency, it
+            # does not grow when other work on the machine takes the cores.
+            cpu = (proc_cpu_ms(c.proc.pid) - cpu0) / n
             out[cls] = {**dist(times), "mean_hits": round(statistics.mean(hits), 1),
-                        "queries": [q["query"] for q in variants]}
+                        "server_cpu_ms": round(cpu, 2), "queries": [q["query"] for q in variants]}
             log(f"{self.label}: query {cls}: p50 {out[cls]['p50']:.1f} p95 {out[cls]['p95']:.1f} "
                 f"p99 {out[cls]['p99']:.1f} ms")
         self.res["queries"] = out
