@@ -30,7 +30,13 @@ _TOKEN = re.compile(r"[^\W_]+")
 
 
 def source(path: str, line: int, byte_off: int) -> Source:
-    return {"path": path, "uri": Path(path).as_uri(), "line": line, "byteOffset": byte_off}
+    return {"path": path, "uri": _uri(path), "line": line, "byteOffset": byte_off}
+
+
+@lru_cache(maxsize=4096)
+def _uri(path: str) -> str:
+    """A page of hits names few files, each many times; pathlib's as_uri is not cheap."""
+    return Path(path).as_uri()
 
 
 def hit_from_row(row: sqlite3.Row, score: float, frag: str, kind: str,
