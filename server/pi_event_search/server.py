@@ -62,6 +62,13 @@ def _valid_id(msg_id: Any) -> bool:
 class PiEventProtocol(LanguageServerProtocol):
     """Every request gets an answer, even one that cannot be decoded (JSON-RPC 2.0 §5.1)."""
 
+    def _serialize_message(self, data: Any) -> Any:
+        """Answers of our own methods are plain JSON dicts: json encodes them in C, where cattrs
+        would first walk every hit in Python (as long as the search itself, for a rare word)."""
+        if type(data) is JsonRPCResponseMessage and isinstance(data.result, dict):
+            return {"id": data.id, "jsonrpc": data.jsonrpc, "result": data.result}
+        return super()._serialize_message(data)
+
     def _error(self, msg_id: Any, exc: JsonRpcException) -> None:
         error = exc.to_response_error()
         self._send_data({"jsonrpc": "2.0", "id": msg_id if _valid_id(msg_id) else None,
