@@ -120,3 +120,20 @@ def test_report_server_error_gets_undecodable_json_as_a_json_rpc_exception():
     server.report_server_error(ValueError("Expecting value"), JsonRpcException)
     assert {"jsonrpc": "2.0", "id": None,
             "error": {"code": -32700, "message": "Parse error"}} in wire.messages()
+
+
+def test_own_answers_skip_cattrs_and_encode_the_same():
+    """PiEventProtocol._serialize_message is pygls' `default=` for json.dumps in _send_data: a
+    plain-dict answer must come out exactly as pygls' own cattrs path writes it."""
+    server, wire = _server()
+    assert "default=self._serialize_message" in inspect.getsource(
+        type(server.protocol).__mro__[1]._send_data)
+    result = {"hits": [{"ref": "pi-event:s/e", "matches": [[0, 4]], "score": 0.5,
+                        "source": {"path": "/p/a.jsonl", "line": 3}, "toolName": None}],
+              "nextCursor": None}
+    message = JsonRPCResponseMessage(id=7, jsonrpc="2.0", result=result)
+    ours = server.protocol._serialize_message(message)
+    theirs = server.protocol._converter.unstructure(message)
+    assert ours == theirs
+    server.protocol._send_data(message)
+    assert wire.messages() == [{"id": 7, "jsonrpc": "2.0", "result": result}]
