@@ -38,3 +38,15 @@ async def test_reindex_of_grown_and_new_files(start: Start, pi_home: PiHome,
     with pytest.raises(JsonRpcException) as info:
         await client.protocol.send_request_async("piEvents/reindex", {"paths": ["relative.jsonl"]})
     assert info.value.code == -32602 and "paths must be a list of absolute paths" in info.value.message
+
+
+@pytest.mark.parametrize("params", [None, {}, []], ids=["none", "object", "lua-empty-table"])
+async def test_reindex_without_paths(start: Start, pi_home: PiHome, tmp_path: Path,
+                                     params: Any) -> None:
+    """Neovim encodes an empty Lua table as `[]`: that too means "no parameters"."""
+    client = await start([str(tmp_path)], {"watch": False})
+    sb = SessionBuilder(pi_home.sessions, str(tmp_path))
+    new = sb.user("a quokka appears")
+    answer = await client.protocol.send_request_async("piEvents/reindex", params)
+    assert answer["changedSessions"] == 1
+    assert await _found(client, "quokka") == {new}
