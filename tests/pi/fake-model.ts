@@ -9,6 +9,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { type Context, fauxAssistantMessage, fauxToolCall, getApiProvider, registerFauxProvider } from "@mariozechner/pi-ai";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { Type } from "typebox";
 
 interface Turn {
 	calls?: { name: string; args: Record<string, unknown> }[];
@@ -40,6 +41,16 @@ export default function (pi: ExtensionAPI): void {
 		if (Array.isArray(value)) return value.map((v) => fill(v, context));
 		return value;
 	};
+	// A sequential tool: a batch holding it runs one call at a time, so its result is written
+	// before the next call of the batch starts (the cutoff must still exclude it).
+	pi.registerTool({
+		name: "scratch_note",
+		label: "Scratch note",
+		description: "Echoes a note (test tool).",
+		parameters: Type.Object({ text: Type.String() }),
+		executionMode: "sequential",
+		execute: async (_id, args) => ({ content: [{ type: "text", text: `noted: ${args.text}` }], details: {} }),
+	});
 	const faux = registerFauxProvider({ api: "fake-api", provider: "fake" });
 	faux.setResponses(
 		script.turns.map((turn, i) => (context: Context) => {

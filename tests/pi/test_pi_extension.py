@@ -146,6 +146,8 @@ def test_tools_search_read_trace_with_authorization_and_cutoff(project: Project)
         {"calls": [{"name": "event_search", "args": {"query": WORD, "sessionId": "$SESSION"}},
                    {"name": "event_search", "args": {"query": WORD, "sessionId": "$SESSION",
                                                      "tool": "event_search"}}]},
+        {"calls": [{"name": "scratch_note", "args": {"text": f"{WORD} sequential"}},
+                   {"name": "event_search", "args": {"query": WORD, "sessionId": "$SESSION"}}]},
         {"text": "done"},
     ]
     done, entries = run_pi(project, turns, f"what happened with {WORD} before?")
@@ -155,7 +157,7 @@ def test_tools_search_read_trace_with_authorization_and_cutoff(project: Project)
     assert "event_search: Search earlier Pi sessions of this project" in prompt
     assert "Then use event_read on a hit's ref" in prompt  # the guidelines
     t = Transcript(entries)
-    assert len(t.calls) == 7 and len(t.results) == 7, [c[1]["name"] for c in t.calls]
+    assert len(t.calls) == 9 and len(t.results) == 9, [c[1]["name"] for c in t.calls]
 
     # Turn 1: two parallel calls held by one assistant entry (the cutoff of both).
     cut1, _, default = t.result(0)
@@ -209,6 +211,18 @@ def test_tools_search_read_trace_with_authorization_and_cutoff(project: Project)
     _, _, searches = t.result(6)
     asked = {h["entryId"] for h in searches["details"]["result"]["hits"]}
     assert cut1 in asked and asked <= {e["id"] for e in t.entries if t.order[e["id"]] < t.order[cut3]}
+
+    # Turn 4, sequential: the note's result is on disk (and indexed) before the search runs, but
+    # it comes after the entry holding the call: excluded.
+    cut4, _, note = t.result(7)
+    note_entry = next(e["id"] for e in t.entries
+                      if (e.get("message") or {}).get("toolCallId") == t.calls[7][1]["id"])
+    _, _, seq = t.result(8)
+    assert t.order[note_entry] < t.order[next(
+        e["id"] for e in t.entries
+        if (e.get("message") or {}).get("toolCallId") == t.calls[8][1]["id"])], "ran in order"
+    seq_ids = {h["entryId"] for h in seq["details"]["result"]["hits"]}
+    assert {cut2, bash_entry} <= seq_ids and not {cut4, note_entry} & seq_ids
 
 
 def test_missing_server_is_a_tool_error_not_a_hang(project: Project) -> None:
