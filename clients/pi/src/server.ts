@@ -58,6 +58,8 @@ export class EventServer {
 	/** A refresh asked for while one ran: null = none, "all" = everything, else these files. */
 	private again: Set<string> | "all" | null = null;
 	private stderrTail = "";
+	/** The command last started, for error messages. */
+	private command = "";
 	/** Set when the first index pass did not finish within startTimeoutMs. */
 	stillIndexing = false;
 
@@ -159,6 +161,7 @@ export class EventServer {
 
 	private async start(roots: string[]): Promise<RpcConnection> {
 		const argv = serverArgv(this.settings);
+		this.command = `\`${argv.join(" ")}\` (from ${this.settings.serverOrigin})`;
 		const child = spawn(argv[0] as string, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env: process.env });
 		const conn = new RpcConnection(child.stdout, child.stdin);
 		this.child = child;
@@ -208,11 +211,11 @@ export class EventServer {
 		if (err instanceof ServerUnavailable || err instanceof RpcAborted) return err;
 		const tail = this.stderrTail.trim().split("\n").slice(-3).join(" | ");
 		if (err instanceof RpcClosed) {
-			const what = starting ? "pi-event-search could not be started" : "the pi-event-search server stopped";
+			const what = starting ? `pi-event-search could not be started with ${this.command}` : "the pi-event-search server stopped";
 			return new ServerUnavailable(`${what}: ${err.message}${tail ? ` (stderr: ${tail})` : ""}. ${INSTALL_HINT}`);
 		}
 		if (err instanceof RpcTimeout && starting) {
-			return new ServerUnavailable(`pi-event-search did not answer: ${err.message}. ${INSTALL_HINT}`);
+			return new ServerUnavailable(`pi-event-search did not answer (${this.command}): ${err.message}. ${INSTALL_HINT}`);
 		}
 		return err instanceof Error ? err : new Error(String(err));
 	}

@@ -1,0 +1,54 @@
+/**
+ * EventServer against the real server: set PIES_TEST_SERVER to its command (tests/pi/test_pi_unit.py
+ * does, with this checkout's Python); skipped otherwise.
+ */
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { RpcAborted } from "../src/rpc.ts";
+import { EventServer, ServerUnavailable } from "../src/server.ts";
+import { DEFAULTS, type Settings } from "../src/settings.ts";
+
+const command = process.env.PIES_TEST_SERVER?.split(" ");
+const skip = command ? false : "PIES_TEST_SERVER not set";
+
+function setup(): { server: EventServer; root: string } {
+	const base = mkdtempSync(join(tmpdir(), "pies-srv-"));
+	const root = join(base, "proj");
+	mkdirSync(join(base, "agent", "sessions"), { recursive: true });
+	mkdirSync(root);
+	process.env.PI_CODING_AGENT_DIR = join(base, "agent");
+	const settings: Settings = { ...DEFAULTS, server: command, serverOrigin: "test", indexPath: join(base, "index.sqlite3"), warnings: [] };
+	return { server: new EventServer(settings), root };
+}
+
+const SEARCH = { query: "anything", currentSession: { sessionId: "S0", cutoff: null } };
+
+test("one server answers, survives a cancelled request, restarts after dying, stops", { skip }, async () => {
+	const { server, root } = setup();
+	try {
+		const first = await server.request<{ hits: unknown[] }>("piEvents/search", SEARCH, [root]);
+		assert.deepEqual(first.hits, []);
+		const ac = new AbortController();
+		const cancelled = server.request("piEvents/search", SEARCH, [root], ac.signal);
+		ac.abort();
+		await assert.rejects(cancelled, RpcAborted);
+		assert.deepEqual((await server.request<{ hits: unknown[] }>("piEvents/search", SEARCH, [root])).hits, []);
+		(server as unknown as { child: { kill(): void } }).child.kill();
+		await new Promise((r) => setTimeout(r, 300));
+		assert.equal(server.running, false);
+		assert.deepEqual((await server.request<{ hits: unknown[] }>("piEvents/search", SEARCH, [root])).hits, [], "started again");
+	} finally {
+		await server.stop();
+	}
+	assert.equal(server.running, false);
+});
+
+test("a command that is not a server is an error naming it, with the install hint", { skip }, async () => {
+	const { root } = setup();
+	const settings: Settings = { ...DEFAULTS, server: ["false", "serve"], serverOrigin: "test", warnings: [] };
+	const server = new EventServer(settings);
+	await assert.rejects(server.request("piEvents/search", SEARCH, [root]), (err: Error) => err instanceof ServerUnavailable && /could not be started.*false serve.*Install it/s.test(err.message));
+});
