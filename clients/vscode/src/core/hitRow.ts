@@ -10,7 +10,7 @@
  * Pure: no vscode import.
  */
 import { type Hit } from './protocol';
-import { kindIcon, kindTitle } from './render';
+import { kindIcon, kindTitle, relativeTime } from './render';
 
 /**
  * How the matched text is shown. `native`: VS Code marks where the typed text occurs in the
@@ -37,25 +37,8 @@ export interface Row {
 // ---------------------------------------------------------------------------------------------
 // Time, in words a screen reader says well ("3 hours ago", not "3 h ago")
 
-const UNITS: [string, number][] = [
-  ['year', 365 * 24 * 3600],
-  ['month', 30 * 24 * 3600],
-  ['day', 24 * 3600],
-  ['hour', 3600],
-  ['minute', 60],
-];
-
 export function spokenTime(timestamp: string | null | undefined, now: number): string {
-  if (!timestamp) return '';
-  const t = Date.parse(timestamp);
-  if (Number.isNaN(t)) return '';
-  const seconds = Math.round((now - t) / 1000);
-  const abs = Math.abs(seconds);
-  if (abs < 45) return 'just now';
-  const [unit, size] = UNITS.find(([, s]) => abs >= s) ?? UNITS[UNITS.length - 1];
-  const n = Math.max(1, Math.round(abs / size));
-  const words = `${n} ${unit}${n === 1 ? '' : 's'}`;
-  return seconds >= 0 ? `${words} ago` : `in ${words}`;
+  return relativeTime(timestamp, now, true);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -15,30 +15,30 @@ import {
 // ---------------------------------------------------------------------------------------------
 // Time
 
-const UNITS: [string, number][] = [
-  ['year', 365 * 24 * 3600],
-  ['month', 30 * 24 * 3600],
-  ['day', 24 * 3600],
-  ['h', 3600],
-  ['min', 60],
+const UNITS: [name: string, short: string, seconds: number][] = [
+  ['year', 'year', 365 * 24 * 3600],
+  ['month', 'month', 30 * 24 * 3600],
+  ['day', 'day', 24 * 3600],
+  ['hour', 'h', 3600],
+  ['minute', 'min', 60],
 ];
 
-/** "just now", "5 min ago", "3 h ago", "2 days ago", "in 4 days"; '' for a missing/bad timestamp. */
-export function relativeTime(timestamp: string | null | undefined, now: number): string {
+/**
+ * How long ago, in the largest unit: "just now", "5 min ago", "3 h ago", "2 days ago", "in 4 days";
+ * `spoken` writes every unit out ("3 hours ago"), which a screen reader says well. '' for a
+ * missing or bad timestamp.
+ */
+export function relativeTime(timestamp: string | null | undefined, now: number, spoken = false): string {
   if (!timestamp) return '';
   const t = Date.parse(timestamp);
   if (Number.isNaN(t)) return '';
   const seconds = Math.round((now - t) / 1000);
   const abs = Math.abs(seconds);
   if (abs < 45) return 'just now';
-  for (const [unit, size] of UNITS) {
-    if (abs >= size || unit === 'min') {
-      const n = Math.max(1, Math.round(abs / size));
-      const word = unit === 'h' || unit === 'min' ? unit : n === 1 ? unit : `${unit}s`;
-      return seconds >= 0 ? `${n} ${word} ago` : `in ${n} ${word}`;
-    }
-  }
-  return '';
+  const [name, short, size] = UNITS.find(([, , s]) => abs >= s) ?? UNITS[UNITS.length - 1];
+  const n = Math.max(1, Math.round(abs / size));
+  const words = spoken || short === name ? `${n} ${name}${n === 1 ? '' : 's'}` : `${n} ${short}`;
+  return seconds >= 0 ? `${words} ago` : `in ${words}`;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,90 +6,19 @@
 //
 // Usage: node drive-file-history.mjs <config.json>
 // config: { url, chromium, shots, result, log, fileName, writtenLine, handLine } (lines 1-based)
-import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { chromium } from 'playwright-core';
+import { activeTab, quickPickRows, runCommand, screenshots, sleep, statusBarTexts, stepLog, until } from './workbench.mjs';
 
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 mkdirSync(cfg.shots, { recursive: true });
 const out = { steps: [], errors: [] };
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function logEvents(kind) {
-  if (!existsSync(cfg.log)) return [];
-  return readFileSync(cfg.log, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l))
-    .filter((e) => !kind || e.event === kind);
-}
-
-async function until(what, fn, timeout = 30000, every = 200) {
-  const end = Date.now() + timeout;
-  let last;
-  while (Date.now() < end) {
-    try {
-      last = await fn();
-      if (last) return last;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(every);
-  }
-  throw new Error(`timed out waiting for ${what} (last: ${String(last)})`);
-}
-
-async function shot(page, name) {
-  const path = join(cfg.shots, `${name}.png`);
-  await page.screenshot({ path });
-  out.steps.push({ screenshot: path });
-}
+const logEvents = stepLog(cfg.log);
+const shot = screenshots(cfg.shots, out.steps);
 
 const input = (page) => page.locator('.quick-input-widget input');
 const title = async (page) => page.locator('.quick-input-widget .quick-input-title').innerText();
-const statusBarTexts = async (page) => page.locator('.statusbar-item').allInnerTexts();
-async function activeTab(page) {
-  const tab = page.locator('.tabs-container .tab.active');
-  return (await tab.count()) ? ((await tab.first().getAttribute('aria-label')) ?? '') : '';
-}
 const toasts = async (page) => page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts();
-
-async function runCommand(page, name) {
-  for (let attempt = 1; ; attempt++) {
-    if (await input(page).isVisible()) {
-      await page.keyboard.press('Escape');
-      await input(page).waitFor({ state: 'hidden', timeout: 3000 }).catch(() => undefined);
-    }
-    await page.keyboard.press('F1');
-    try {
-      await input(page).waitFor({ state: 'visible', timeout: 3000 });
-      break;
-    } catch (err) {
-      if (attempt >= 4) throw err;
-    }
-  }
-  await input(page).fill(`>${name}`);
-  await until(`command "${name}" in the palette`, async () => {
-    const labels = await page.locator('.quick-input-widget .monaco-list-row .label-name').allInnerTexts();
-    return labels.some((l) => l.replace(/\s+/g, ' ').includes(name));
-  }, 10000);
-  await page.keyboard.press('Enter');
-}
-
-async function quickPickRows(page) {
-  return page.$$eval('.quick-input-widget .monaco-list-row', (rows) =>
-    rows
-      .map((r) => ({
-        index: Number(r.getAttribute('data-index')),
-        label: r.querySelector('.label-name')?.textContent ?? '',
-        description: r.querySelector('.label-description')?.textContent ?? '',
-        separator: r.querySelector('.quick-input-list-separator')?.textContent ?? '',
-        text: r.textContent ?? '',
-        aria: r.getAttribute('aria-label') ?? '',
-      }))
-      .sort((a, b) => a.index - b.index),
-  );
-}
 
 /** Opens the workspace file and puts the cursor at the start of a (1-based) line. */
 async function cursorOn(page, line) {

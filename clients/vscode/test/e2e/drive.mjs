@@ -5,82 +5,16 @@
 // Usage: node drive.mjs <config.json>
 // config: { url, chromium, shots, result, log, query, noteName, noteLine, noteColumn, mode? }
 // mode: 'notInstalled' (only the error message), 'install' (accept the install offer first)
-import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { activeTab, quickPickRows, runCommand, screenshots, sleep, statusBarTexts, stepLog, until } from './workbench.mjs';
 
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 mkdirSync(cfg.shots, { recursive: true });
 const out = { steps: [], errors: [], console: [] };
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function logEvents(kind) {
-  if (!existsSync(cfg.log)) return [];
-  return readFileSync(cfg.log, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l))
-    .filter((e) => !kind || e.event === kind);
-}
-
-async function until(what, fn, timeout = 30000, every = 200) {
-  const end = Date.now() + timeout;
-  let last;
-  while (Date.now() < end) {
-    try {
-      last = await fn();
-      if (last) return last;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(every);
-  }
-  throw new Error(`timed out waiting for ${what} (last: ${String(last)})`);
-}
-
-async function shot(page, name) {
-  const path = join(cfg.shots, `${name}.png`);
-  await page.screenshot({ path });
-  out.steps.push({ screenshot: path });
-}
-
-async function runCommand(page, title) {
-  const input = page.locator('.quick-input-widget input');
-  for (let attempt = 1; ; attempt++) {
-    if (await input.isVisible()) {
-      await page.keyboard.press('Escape');
-      await input.waitFor({ state: 'hidden', timeout: 3000 }).catch(() => undefined);
-    }
-    await page.keyboard.press('F1');
-    try {
-      await input.waitFor({ state: 'visible', timeout: 3000 });
-      break;
-    } catch (err) {
-      if (attempt >= 4) throw err;
-    }
-  }
-  await input.fill(`>${title}`);
-  await until(`command "${title}" in the palette`, async () => {
-    const labels = await page.locator('.quick-input-widget .monaco-list-row .label-name').allInnerTexts();
-    return labels.some((l) => l.replace(/\s+/g, ' ').includes(title));
-  }, 10000);
-  await page.keyboard.press('Enter');
-}
-
-async function quickPickRows(page) {
-  return page.$$eval('.quick-input-widget .monaco-list-row', (rows) =>
-    rows
-      .map((r) => ({
-        index: Number(r.getAttribute('data-index')),
-        label: r.querySelector('.label-name')?.textContent ?? '',
-        description: r.querySelector('.label-description')?.textContent ?? '',
-        text: r.textContent ?? '',
-        aria: r.getAttribute('aria-label') ?? '',
-        highlights: Array.from(r.querySelectorAll('.highlight'), (h) => h.textContent ?? ''),
-      }))
-      .sort((a, b) => a.index - b.index),
-  );
-}
+const logEvents = stepLog(cfg.log);
+const shot = screenshots(cfg.shots, out.steps);
 
 /** Rows that stay the same for 300 ms and satisfy `ok` (the list re-renders asynchronously). */
 async function stableRows(page, what, ok, timeout = 10000) {
@@ -92,14 +26,6 @@ async function stableRows(page, what, ok, timeout = 10000) {
     previous = key;
     return stable && ok(rows) ? rows : undefined;
   }, timeout, 300);
-}
-
-async function activeTab(page) {
-  return (await page.locator('.tabs-container .tab.active').first().getAttribute('aria-label')) ?? '';
-}
-
-async function statusBarTexts(page) {
-  return page.locator('.statusbar-item').allInnerTexts();
 }
 
 async function editorText(page) {

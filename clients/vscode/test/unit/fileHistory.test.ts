@@ -9,21 +9,10 @@ import {
   originMessage,
   relationSection,
 } from '../../src/core/fileHistory';
+import { S, hit } from './fixtures';
 
-const S = '019f0000-aaaa-7bbb-8ccc-000000000001';
-
-function hit(extra: Partial<FileHit> = {}): FileHit {
-  return {
-    ref: `pi-event:${S}/40207ee0`,
-    sessionId: S,
-    entryId: '40207ee0',
-    kind: 'tool.call',
-    snippet: 'edit path: src/ws.ts',
-    source: { path: '/s.jsonl', uri: 'file:///s.jsonl', line: 4 },
-    relation: 'file-changed',
-    label: 'derived',
-    ...extra,
-  };
+function fileHit(extra: Partial<FileHit> = {}): FileHit {
+  return { ...hit({ entryId: '40207ee0', kind: 'tool.call' }), relation: 'file-changed', label: 'derived', ...extra };
 }
 
 describe('lensTitle', () => {
@@ -47,8 +36,8 @@ describe('relations', () => {
   it('groups and describes the evidence', () => {
     assert.equal(relationSection('file-changed'), 'Changed');
     assert.equal(relationSection('file-read'), 'Read');
-    assert.equal(evidenceFact(hit()), 'changed (tool call)');
-    assert.equal(evidenceFact(hit({ relation: 'file-read', label: 'recorded' })), 'read (recorded in a summary)');
+    assert.equal(evidenceFact(fileHit()), 'changed (tool call)');
+    assert.equal(evidenceFact(fileHit({ relation: 'file-read', label: 'recorded' })), 'read (recorded in a summary)');
   });
 });
 
@@ -58,7 +47,7 @@ describe('line origin messages', () => {
     assert.equal(noOriginMessage({ hit: null, candidates: [], reason: 'unknown' }, 6), 'Pi Events: no Pi event is known to have written line 7.');
   });
   it('names the event and the older writers', () => {
-    assert.equal(originMessage({ hit: hit(), candidates: [] }, 2), `Pi Events: line 3 was written by pi-event:${S}/40207ee0.`);
-    assert.match(originMessage({ hit: hit(), candidates: [hit(), hit()] }, 2), /\(2 older events wrote it too\)\.$/);
+    assert.equal(originMessage({ hit: fileHit(), candidates: [] }, 2), `Pi Events: line 3 was written by pi-event:${S}/40207ee0.`);
+    assert.match(originMessage({ hit: fileHit(), candidates: [fileHit(), fileHit()] }, 2), /\(2 older events wrote it too\)\.$/);
   });
 });

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Hit } from '../../src/core/protocol';
 import {
   ariaLabel,
   escapeIcons,
@@ -13,30 +12,7 @@ import {
   unbold,
 } from '../../src/core/hitRow';
 import { shortenPath } from '../../src/core/render';
-
-const NOW = Date.parse('2026-05-01T12:00:00Z');
-const S = '019f0000-aaaa-7bbb-8ccc-000000000001';
-
-function hit(extra: Partial<Hit> = {}): Hit {
-  return {
-    ref: `pi-event:${S}/5e6f7081`,
-    sessionId: S,
-    entryId: '5e6f7081',
-    fragmentId: 'tool.result:0',
-    kind: 'tool.result',
-    toolName: 'bash',
-    isError: true,
-    timestamp: '2026-05-01T10:00:09.020Z',
-    snippet: "npm ERR! ENOENT: no such file or directory, open 'package.json'",
-    matches: [[9, 15]],
-    cwd: '/home/u/proj',
-    sessionName: 'fix the build',
-    branchState: 'selected',
-    selectionState: 'direct',
-    source: { path: '/s/x.jsonl', uri: 'file:///s/x.jsonl', line: 6 },
-    ...extra,
-  };
-}
+import { NOW, hit } from './fixtures';
 
 /** Mathematical Alphanumeric Symbols and zero-width / invisible format characters. */
 const UNREADABLE = /[\u{1D400}-\u{1D7FF}\u200B-\u200F\u2060-\u2064\uFEFF]/u;

@@ -14,23 +14,25 @@ import {
   stepTarget,
   traceEntries,
 } from '../../src/core/render';
-
-const NOW = Date.parse('2026-05-01T12:00:00Z');
-const S = '019f0000-aaaa-7bbb-8ccc-000000000001';
+import { NOW, S } from './fixtures';
 
 describe('relativeTime', () => {
-  it('speaks in the largest unit', () => {
-    const cases: [string, string][] = [
-      ['2026-05-01T11:59:50Z', 'just now'],
-      ['2026-05-01T11:55:00Z', '5 min ago'],
-      ['2026-05-01T09:00:00Z', '3 h ago'],
-      ['2026-04-29T12:00:00Z', '2 days ago'],
-      ['2026-04-30T12:00:00Z', '1 day ago'],
-      ['2026-02-01T12:00:00Z', '3 months ago'],
-      ['2024-05-01T12:00:00Z', '2 years ago'],
-      ['2026-05-05T12:00:00Z', 'in 4 days'],
+  it('speaks in the largest unit, short or spoken', () => {
+    const cases: [time: string, short: string, spoken: string][] = [
+      ['2026-05-01T11:59:50Z', 'just now', 'just now'],
+      ['2026-05-01T11:59:00Z', '1 min ago', '1 minute ago'],
+      ['2026-05-01T11:55:00Z', '5 min ago', '5 minutes ago'],
+      ['2026-05-01T09:00:00Z', '3 h ago', '3 hours ago'],
+      ['2026-04-29T12:00:00Z', '2 days ago', '2 days ago'],
+      ['2026-04-30T12:00:00Z', '1 day ago', '1 day ago'],
+      ['2026-02-01T12:00:00Z', '3 months ago', '3 months ago'],
+      ['2024-05-01T12:00:00Z', '2 years ago', '2 years ago'],
+      ['2026-05-05T12:00:00Z', 'in 4 days', 'in 4 days'],
     ];
-    for (const [time, said] of cases) assert.equal(relativeTime(time, NOW), said, time);
+    for (const [time, short, spoken] of cases) {
+      assert.equal(relativeTime(time, NOW), short, time);
+      assert.equal(relativeTime(time, NOW, true), spoken, time);
+    }
   });
   it('is empty for missing or bad timestamps', () => {
     assert.equal(relativeTime(null, NOW), '');
