@@ -129,17 +129,19 @@ class Fixture:
 
 @contextlib.contextmanager
 def running_code_server(tmp_path: Path, tag: str = "", env_overrides: dict[str, str] | None = None,
+                        data_dir: Path | None = None, vsix: Path = VSIX,
                         **overrides: Any) -> Iterator[tuple[Fixture, str, Path]]:
     """code-server with the .vsix installed, over the fixture workspace; stopped on exit.
-    A setting given as None is left out."""
+    A setting given as None is left out. `data_dir` keeps the profile (user data, extensions)
+    somewhere else, so that a second run can start from the first one's state."""
     reason = missing_piece()
     if reason:
         pytest.skip(reason)
     fx = Fixture(tmp_path)
-    data = tmp_path / "cs"
+    data = data_dir or tmp_path / "cs"
     user = data / "user"
     exts = data / "ext"
-    (user / "User").mkdir(parents=True)
+    (user / "User").mkdir(parents=True, exist_ok=True)
     env = {
         **os.environ,
         "PI_CODING_AGENT_DIR": str(fx.agent),
@@ -169,7 +171,7 @@ def running_code_server(tmp_path: Path, tag: str = "", env_overrides: dict[str, 
     settings = {k: v for k, v in settings.items() if v is not None}
     (user / "User" / "settings.json").write_text(json.dumps(settings, indent=1))
     base = [str(CODE_SERVER), "--user-data-dir", str(user), "--extensions-dir", str(exts)]
-    inst = subprocess.run([*base, "--install-extension", str(VSIX)], env=env, capture_output=True,
+    inst = subprocess.run([*base, "--install-extension", str(vsix), "--force"], env=env, capture_output=True,
                           text=True, timeout=120)
     assert inst.returncode == 0 and "successfully installed" in inst.stdout, inst.stdout + inst.stderr
     port = free_port()
@@ -219,6 +221,7 @@ def code_server(tmp_path: Path) -> Iterator[tuple[Fixture, str, Path]]:
 
 def drive(url: str, tmp: Path, fx: Fixture, **extra: Any) -> dict[str, Any]:
     """Runs the Playwright driver; returns its observations."""
+    result_name = extra.pop("resultName", None)
     config = {
         "url": url, "chromium": shutil.which("chromium") or shutil.which("chromium-browser"),
         "shots": str(ARTIFACTS), "result": str(tmp / "result.json"), "log": str(tmp / "e2e.jsonl"),
@@ -227,12 +230,12 @@ def drive(url: str, tmp: Path, fx: Fixture, **extra: Any) -> dict[str, Any]:
         "longRef": f"pi-event:{fx.b.session_id}/{fx.long_id}", **extra,
     }
     (tmp / "config.json").write_text(json.dumps(config))
-    timeout = 840 if extra.get("mode") == "install" else 240
+    timeout = 840 if extra.get("mode") in ("install", "update") else 240
     run = subprocess.run(["node", str(DRIVER), str(tmp / "config.json")], cwd=EXT,
                          capture_output=True, text=True, timeout=timeout)
     assert (tmp / "result.json").exists(), run.stdout[-3000:] + run.stderr[-3000:]
     out: dict[str, Any] = json.loads((tmp / "result.json").read_text())
-    name = f"result-{extra['mode']}.json" if extra.get("mode") else "result.json"
+    name = result_name or (f"result-{extra['mode']}.json" if extra.get("mode") else "result.json")
     (ARTIFACTS / name).write_text(json.dumps(out, indent=1))
     assert not out["errors"], "\n".join(out["errors"]) + f"\nscreenshots: {ARTIFACTS}"
     return out
@@ -254,6 +257,18 @@ def path_without_server() -> str:
     return os.pathsep.join(dirs)
 
 
+def no_server_env() -> dict[str, str]:
+    """Environment overrides for a machine without the server (skips when that cannot be had)."""
+    clean = path_without_server()
+    assert shutil.which("pi-event-search", path=clean) is None
+    python3 = shutil.which("python3", path=clean)
+    env = {"PATH": clean, "VIRTUAL_ENV": ""}
+    if python3 and subprocess.run([python3, "-c", "import pi_event_search"], env={**os.environ, **env},
+                                  capture_output=True).returncode == 0:
+        pytest.skip(f"{python3} (python3 on PATH) has pi_event_search: cannot play a machine without one")
+    return env
+
+
 def vsix_wheel_version() -> str:
     with zipfile.ZipFile(VSIX) as z:
         wheels = [n for n in z.namelist() if n.startswith("extension/server-wheel/")]
@@ -264,13 +279,7 @@ def vsix_wheel_version() -> str:
 @pytest.mark.timeout(1200)
 def test_installs_its_own_server_then_search_read_trace_hover(tmp_path: Path) -> None:
     """A clean profile, no server on PATH, no serverCommand: accept the offer, then everything works."""
-    clean = path_without_server()
-    assert shutil.which("pi-event-search", path=clean) is None
-    python3 = shutil.which("python3", path=clean)
-    env = {"PATH": clean, "VIRTUAL_ENV": ""}
-    if python3 and subprocess.run([python3, "-c", "import pi_event_search"], env={**os.environ, **env},
-                                  capture_output=True).returncode == 0:
-        pytest.skip(f"{python3} (python3 on PATH) has pi_event_search: cannot play a machine without one")
+    env = no_server_env()
     if not VSIX.exists():
         pytest.skip("clients/vscode/pi-event-search.vsix not built (scripts/setup.d/40-vscode.sh)")
     wheel_version = vsix_wheel_version()
@@ -419,3 +428,64 @@ def test_server_not_installed_message(tmp_path: Path) -> None:
     assert "piEvents.serverCommand" in out["toast"]
     assert {"Open Settings", "Copy Install Command", "Show Log"} <= set(out["buttons"]), out
     assert (ARTIFACTS / "not-installed.png").exists()
+
+
+def newer_vsix(work: Path) -> tuple[Path, str]:
+    """The .vsix with its server wheel rebuilt one patch version up (from a copy of this checkout)."""
+    src = work / "src"
+    shutil.copytree(REPO / "server" / "pi_event_search", src / "server" / "pi_event_search",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "README.md", src / "README.md")
+    pyproject = (REPO / "pyproject.toml").read_text()
+    m = re.search(r'^version = "(\d+)\.(\d+)\.(\d+)"', pyproject, re.M)
+    assert m, "pyproject.toml: no x.y.z version"
+    newer = f"{m[1]}.{m[2]}.{int(m[3]) + 1}"
+    (src / "pyproject.toml").write_text(pyproject.replace(m[0], f'version = "{newer}"', 1))
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
+                            "-w", str(work / "wheel"), str(src)], capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-2000:]
+    wheel = next((work / "wheel").glob("pi_event_search-*.whl"))
+    out = work / "newer.vsix"
+    with zipfile.ZipFile(VSIX) as old, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as new:
+        for item in old.infolist():
+            if not item.filename.startswith("extension/server-wheel/"):
+                new.writestr(item, old.read(item.filename))
+        new.write(wheel, f"extension/server-wheel/{wheel.name}")
+    return out, newer
+
+
+@pytest.mark.timeout(1500)
+def test_offers_the_newer_bundled_server_as_an_update(tmp_path: Path) -> None:
+    """Install from the offer, then a .vsix with a newer wheel: the update is offered, accepted,
+    the server restarts on it, and the old environment goes."""
+    env = no_server_env()
+    if not VSIX.exists():
+        pytest.skip("clients/vscode/pi-event-search.vsix not built (scripts/setup.d/40-vscode.sh)")
+    old_version = vsix_wheel_version()
+    newer, new_version = newer_vsix(tmp_path / "newer")
+    profile = tmp_path / "profile"
+    unset = {"piEvents.serverCommand": None}
+    (tmp_path / "first").mkdir()
+    with running_code_server(tmp_path / "first", "-update-1", env, data_dir=profile,
+                             **unset) as (fx, url, tmp):
+        first = drive(url, tmp, fx, mode="install", stopAfterReady=True, resultName="result-update-1.json")
+    assert first["install"]["version"] == old_version
+    (tmp_path / "second").mkdir()
+    with running_code_server(tmp_path / "second", "-update-2", env, data_dir=profile, vsix=newer,
+                             **unset) as (fx, url, tmp):
+        out = drive(url, tmp, fx, mode="update", stopAfterReady=True, resultName="result-update-2.json")
+        steps = [json.loads(line) for line in (tmp / "e2e.jsonl").read_text().splitlines()]
+    assert f"brings server {new_version}; the installed one is {old_version}" in out["offer"], out["offer"]
+    assert {"Update Server", "Later"} <= set(out["offerButtons"]), out["offerButtons"]
+    assert out["install"]["version"] == new_version
+    storage = profile / "user" / "User" / "globalStorage" / "pi-event-search.pi-event-search" / "server"
+    record = json.loads((storage / "installed.json").read_text())
+    assert record["version"] == new_version and record["venv"] == out["install"]["venv"]
+    started = [s["command"][0] for s in steps if s["event"] == "serverStarted"]
+    assert len(started) == 2 and started[0] == str(storage / first["install"]["venv"] / "bin" / "python")
+    assert started[1] == str(storage / record["venv"] / "bin" / "python"), started
+    # The old environment is gone once the new server runs; only the new one is left.
+    assert sorted(p.name for p in storage.glob("venv-*")) == [record["venv"]]
+    (ARTIFACTS / "update-figures.json").write_text(json.dumps(
+        {"from": old_version, "to": new_version, "updateSeconds": out["install"]["seconds"],
+         "clickToInstalledMs": out["installClickToDone"]}, indent=1))

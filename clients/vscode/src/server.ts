@@ -23,6 +23,7 @@ import { type ServerState } from './core/render';
 import { LIVE_SETTINGS, RESTART_SETTINGS, type RawSettings, describeCommand, toInitializationOptions } from './core/settings';
 import { type Installer } from './installer';
 import { pathContext, resolveServerCommand } from './python';
+import { announceStep } from './steps';
 
 export class NotRunning extends Error {}
 
@@ -127,6 +128,7 @@ export class Server implements vscode.Disposable {
     }
     client.onNotification(METHODS.indexChanged, (params: IndexChanged) => this.indexEmitter.fire(params));
     this.log.info('server started');
+    announceStep('serverStarted', { command: [command.command, ...command.args], origin });
     this.startEmitter.fire();
     if (resolved.managed) void this.afterManagedStart();
   }

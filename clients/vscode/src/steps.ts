@@ -7,7 +7,8 @@
 import { appendFileSync } from 'node:fs';
 
 export type Step = 'search' | 'read' | 'readError' | 'openRead' | 'openSource' | 'copy' | 'trace' | 'reindex'
-  | 'codeLens' | 'fileHistory' | 'lineOrigin' | 'install' | 'installFailed';
+  | 'codeLens' | 'fileHistory' | 'lineOrigin' | 'install' | 'installFailed'
+  | 'serverStarted';
 
 type Follower = (step: Step, data: Record<string, unknown>) => void;
 

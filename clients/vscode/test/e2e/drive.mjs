@@ -70,7 +70,7 @@ try {
     out.buttons = await page.locator('.notifications-toasts .monaco-button').allInnerTexts();
     out.statusTexts = await statusBarTexts(page);
     await shot(page, 'not-installed');
-  } else {
+  } else flow: {
 
   if (cfg.mode === 'install') {
     // 0. No server anywhere: the extension offers to install its own; accept, wait for it.
@@ -105,6 +105,29 @@ try {
     return texts.find((t) => /Pi Events: [\d.]+k? sessions/.test(t));
   }, 60000);
   out.steps.push({ ready: Date.now() - t0 });
+
+  if (cfg.mode === 'update') {
+    // A newer server is bundled than the one installed: accept the update, wait for the restart.
+    const toast = '.notifications-toasts .notification-list-item';
+    out.offer = await until('the update offer', async () => {
+      const t = await page.locator(`${toast}-message`).allInnerTexts();
+      return t.find((x) => x.includes('Update it?'));
+    }, 60000);
+    out.offerButtons = await page.locator(`${toast} .monaco-button`).allInnerTexts();
+    await shot(page, 'update-offer');
+    const before = logEvents('install').length;
+    const clicked = Date.now();
+    await page.locator(`${toast} .monaco-button`, { hasText: 'Update Server' }).first().click();
+    const done = await until('the updated server', async () => {
+      const failed = logEvents('installFailed').at(-1);
+      return failed ? { failed } : logEvents('install').slice(before)[0];
+    }, 540000, 500);
+    if (done.failed) throw new Error(`update failed: ${done.failed.message}`);
+    out.install = done;
+    out.installClickToDone = Date.now() - clicked;
+    out.afterUpdate = await until('the restarted server', async () => logEvents('serverStarted').slice(-1)[0]?.time > clicked && (await statusBarTexts(page)).find((t) => /Pi Events: [\d.]+k? sessions/.test(t)), 60000);
+  }
+  if (cfg.stopAfterReady) break flow;
 
   // 2. Search, type a two-word query: items in the server's order.
   const first = await searchFor(page, cfg.query);
