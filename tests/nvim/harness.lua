@@ -109,6 +109,18 @@ function H.run(fn)
   H.finish()
 end
 
+--- The usual script: plugins loaded, setup() with the case's server, everything indexed, then
+--- `fn` with the fixture facts (run as by H.run).
+---@param fn fun(F: table)
+function H.run_indexed(fn)
+  H.load_plugins()
+  H.run(function()
+    H.setup()
+    H.reindex(H.client())
+    fn(H.case.facts)
+  end)
+end
+
 function H.finish()
   for _, c in ipairs(vim.lsp.get_clients()) do
     pcall(function()

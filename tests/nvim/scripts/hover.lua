@@ -1,12 +1,7 @@
 -- Hover (K) and go-to-definition (gd) on a pi-event: reference in a Markdown note come from the
 -- server through the attached client; an invisible reference gives neither.
 local H = dofile(arg[1])
-H.load_plugins()
-
-H.run(function()
-  local F = H.case.facts
-  H.setup()
-  H.reindex(H.client())
+H.run_indexed(function(F)
   vim.cmd.edit(F.notes)
   local notes = vim.api.nvim_get_current_buf()
   local c = H.client()

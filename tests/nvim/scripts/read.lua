@@ -1,12 +1,7 @@
 -- :PiEvents read <ref> (scratch read view), :PiEvents open <ref> (JSONL line), and the read
 -- view's own keys.
 local H = dofile(arg[1])
-H.load_plugins()
-
-H.run(function()
-  local F = H.case.facts
-  H.setup()
-  H.reindex(H.client())
+H.run_indexed(function(F)
   vim.cmd("PiEvents read " .. F.ref.r2)
   H.check(
     "read view shown",

@@ -1,12 +1,7 @@
 -- Without telescope, :PiEvents search prompts with vim.ui.input, lists the hits with
 -- vim.ui.select and opens the chosen one's JSONL line.
 local H = dofile(arg[1])
-H.load_plugins()
-
-H.run(function()
-  local F = H.case.facts
-  H.setup()
-  H.reindex(H.client())
+H.run_indexed(function(F)
   H.put("has_telescope", (pcall(require, "telescope")))
   local prompts, shown = {}, nil
   vim.ui.input = function(opts, on_confirm)

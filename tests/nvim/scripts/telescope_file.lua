@@ -1,12 +1,7 @@
 -- :Telescope pi_events file (needs TELESCOPE_RTP and PLENARY_RTP checkouts): the history in the
 -- server's order, and <CR> opens the read view.
 local H = dofile(arg[1])
-H.load_plugins()
-
-H.run(function()
-  local F = H.case.facts
-  H.setup()
-  H.reindex(H.client())
+H.run_indexed(function(F)
   vim.o.columns, vim.o.lines = 200, 50
   require("telescope").setup({})
   require("telescope").load_extension("pi_events")

@@ -1,12 +1,7 @@
 -- :PiEvents trace with the reference under the cursor in a note (the default), with an
 -- explicit reference, and on a line of the session JSONL file (the server names its event).
 local H = dofile(arg[1])
-H.load_plugins()
-
-H.run(function()
-  local F = H.case.facts
-  H.setup()
-  H.reindex(H.client())
+H.run_indexed(function(F)
   vim.cmd.edit(F.notes)
   local line = vim.api.nvim_buf_get_lines(0, F.notes_ref_line - 1, F.notes_ref_line, false)[1]
   vim.api.nvim_win_set_cursor(0, { F.notes_ref_line, assert(line:find("pi-event:", 1, true)) + 20 })
