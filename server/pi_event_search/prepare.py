@@ -14,11 +14,11 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, BinaryIO
 
 from pi_event_search import jsonl, store
 from pi_event_search.projection import Event, project
+from pi_event_search.timestamps import epoch_ms
 
 
 @dataclass(slots=True)
@@ -45,15 +45,6 @@ class ParsedFile:
     stat: os.stat_result | None = None  # of the handle it was read from (set by ReadAhead)
 
 
-def ts_ms(value: Any) -> int | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        return None
-
-
 def prepare(records: Iterable[jsonl.Record], cwd: str | None, skip_header: bool
             ) -> Iterator[Prepared]:
     for rec in records:
@@ -66,7 +57,7 @@ def prepare(records: Iterable[jsonl.Record], cwd: str | None, skip_header: bool
             rec.line, rec.offset, rec.sub, rec.line_hash,
             raw_id if isinstance(raw_id, str) and raw_id else None,
             raw_parent if isinstance(raw_parent, str) and raw_parent else None,
-            ts if isinstance(ts, str) else None, ts_ms(ts), event,
+            ts if isinstance(ts, str) else None, epoch_ms(ts), event,
             [store.pack(f.text) for f in event.fragments])
 
 
@@ -78,7 +69,7 @@ def parse_open(fh: BinaryIO) -> ParsedFile:
     if header is None:
         return ParsedFile(None, header_raw, reason)
     chunk = jsonl.Chunk(end_offset=0, end_line=0)
-    cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
+    cwd = jsonl.header_cwd(header)
     stream = jsonl.stream_records(fh, 0, 1, size, chunk)
     return ParsedFile(header, header_raw, reason, chunk, prepare(stream, cwd, True))
 
