@@ -33,11 +33,18 @@ def _str(d: dict[str, Any], key: str, default: str | None = None) -> str | None:
 
 
 def _int(d: dict[str, Any], key: str, default: int, lo: int, hi: int) -> int:
+    value = _integer(d, key, default)
+    if not lo <= value <= hi:
+        raise BadParams(f"{key} must be an integer in {lo}..{hi}")
+    return value
+
+
+def _integer(d: dict[str, Any], key: str, default: int) -> int:
     value = d.get(key, default)
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise BadParams(f"{key} must be an integer in {lo}..{hi}")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadParams(f"{key} must be an integer")
     return value
 
 
@@ -126,12 +133,11 @@ class ReadParams:
 
 def read_params(params: Any) -> ReadParams:
     d = _obj(params)
-    order = _str(d, "order", "append") or "append"
-    if order not in ("append", "branch"):
-        raise BadParams("order must be 'append' or 'branch'")
-    return ReadParams(event_ref(d), _str(d, "fragment"), _int(d, "offset", 0, 0, 1 << 40),
-                      _int(d, "length", 4000, 1, 100_000), _int(d, "before", 1, 0, 50),
-                      _int(d, "after", 1, 0, 50), order, current_session(d))
+    # The window and neighbour bounds are the reader's to check (the CLI's reads too).
+    return ReadParams(event_ref(d), _str(d, "fragment"), _integer(d, "offset", 0),
+                      _integer(d, "length", 4000), _integer(d, "before", 1),
+                      _integer(d, "after", 1), _str(d, "order", "append") or "append",
+                      current_session(d))
 
 
 @dataclass(slots=True)

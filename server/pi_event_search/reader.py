@@ -20,14 +20,19 @@ from pi_event_search.wire import Fragment, Omitted, ReadEvent, ReadResult
 
 MAX_WINDOW = 100_000
 MAX_NEIGHBOURS = 50
+ORDERS = ("append", "branch")
 
 
 def _check(offset: int, length: int, before: int, after: int, order: str) -> None:
-    if offset < 0 or not 1 <= length <= MAX_WINDOW:
-        raise InvalidRef(f"offset must be >= 0 and length in 1..{MAX_WINDOW}")
-    if not (0 <= before <= MAX_NEIGHBOURS and 0 <= after <= MAX_NEIGHBOURS):
-        raise InvalidRef(f"before and after must be in 0..{MAX_NEIGHBOURS}")
-    if order not in ("append", "branch"):
+    """The one check of a read's window and neighbours (params.py checks only their types)."""
+    if offset < 0:
+        raise InvalidRef("offset must be >= 0")
+    if not 1 <= length <= MAX_WINDOW:
+        raise InvalidRef(f"length must be in 1..{MAX_WINDOW}")
+    for name, value in (("before", before), ("after", after)):
+        if not 0 <= value <= MAX_NEIGHBOURS:
+            raise InvalidRef(f"{name} must be in 0..{MAX_NEIGHBOURS}")
+    if order not in ORDERS:
         raise InvalidRef("order must be 'append' or 'branch'")
 
 
