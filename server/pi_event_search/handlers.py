@@ -5,7 +5,6 @@ Domain errors become JSON-RPC errors with the stable codes of docs/protocol.md.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from functools import wraps
 from typing import Any, TypeVar
@@ -71,7 +70,7 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
     @ls.feature(t.INITIALIZED)
     async def initialized(ls: PiEventServer, params: t.InitializedParams) -> None:
         ls.open_engine()
-        asyncio.ensure_future(ls.start_background())
+        ls.begin_background()
 
     @ls.feature(t.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: PiEventServer,

@@ -37,7 +37,6 @@ from pi_event_search.watch import watch_async
 from pi_event_search.wire import IndexChanged
 
 T = TypeVar("T")
-EXPECTED_CODES = {-32602, -32601, -32001, -32002, -32003, -32004, -32800}
 log = logging.getLogger(__name__)
 
 
@@ -114,6 +113,7 @@ class PiEventServer(LanguageServer):
         self.indexing = False
         self.stop_watch = asyncio.Event()
         self.watch_task: asyncio.Task[None] | None = None
+        self.background: asyncio.Task[None] | None = None
         self._warned: set[str] = set()
         self.folders_given = False  # the client opened with workspace folders (rootUri is legacy)
 
@@ -214,6 +214,11 @@ class PiEventServer(LanguageServer):
         self.work_done_progress.begin(token, t.WorkDoneProgressBegin(
             title="Indexing Pi sessions", percentage=0, cancellable=False))
         return True
+
+    def begin_background(self) -> None:
+        """The first index pass, then the watcher. The event loop keeps only a weak reference to
+        a task: the server holds this one, or it could be collected before it ends."""
+        self.background = asyncio.ensure_future(self.start_background())
 
     async def start_background(self) -> None:
         try:

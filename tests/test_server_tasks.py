@@ -1,0 +1,26 @@
+"""The language server keeps a reference to every task it starts: the event loop holds tasks only
+weakly, so a task nobody references may be collected before it finishes."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+
+from lsprotocol import types as t
+
+from pi_event_search.handlers import register
+from pi_event_search.server import PiEventServer
+
+
+async def test_initialized_keeps_its_background_task(pi_home):
+    ls = PiEventServer(pi_home.index, [])
+    register(ls)
+    ls.apply_settings({"watch": False})
+    await ls.protocol.fm.features[t.INITIALIZED](t.InitializedParams())  # bound to ls by pygls
+    gc.collect()
+    task = ls.background
+    assert isinstance(task, asyncio.Task), "the first index pass runs in a task nobody holds"
+    await task  # the pass itself logs its failures (here: no client to report progress to)
+    assert task.done() and not task.cancelled()
+    assert ls.engine is not None
+    ls.engine.close()
