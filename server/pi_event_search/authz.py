@@ -12,7 +12,7 @@ import json
 import os
 import sqlite3
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 def canonical(path: str | None) -> str | None:
@@ -23,6 +23,14 @@ def canonical(path: str | None) -> str | None:
         return os.path.realpath(path)
     except (OSError, ValueError):
         return os.path.normpath(path)
+
+
+def under_sql(column: str, path: str) -> tuple[str, list[object]]:
+    """SQL: `column` holds `path` itself or a path below it, on a path-component boundary
+    (/a/b is under /a, /ab is not). The one spelling of that rule, for roots and filters alike."""
+    root = path.rstrip("/") or "/"
+    prefix = root if root.endswith("/") else root + "/"
+    return f"({column} = ? OR substr({column}, 1, ?) = ?)", [root, len(prefix), prefix]
 
 
 def place_token(path: str) -> str:
@@ -79,7 +87,6 @@ class Scope:
     roots: tuple[str, ...] | None
     current_session: str | None = None
     cutoff: str | None = None
-    extra: dict[str, str] = field(default_factory=dict)
 
     @staticmethod
     def of(roots: list[str] | None, current_session: str | None = None,
@@ -105,9 +112,9 @@ class Scope:
         parts: list[str] = []
         params: list[object] = []
         for root in self.roots:
-            prefix = root if root.endswith("/") else root + "/"
-            parts.append(f"({alias}.cwd_canon = ? OR substr({alias}.cwd_canon, 1, ?) = ?)")
-            params += [root, len(prefix), prefix]
+            sql, values = under_sql(f"{alias}.cwd_canon", root)
+            parts.append(sql)
+            params += values
         return "(" + " OR ".join(parts) + ")", params
 
     def event_sql(self, target_session: str | None, s: str = "s", e: str = "e"
@@ -139,12 +146,3 @@ class Scope:
             return None
         value = json.loads(row["facts"]).get("name")
         return value if isinstance(value, str) and value else None
-
-    def sees(self, cwd_canon: str | None) -> bool:
-        """The same rule in Python, for nodes reached outside a query (lineage paths)."""
-        if self.roots is None:
-            return True
-        if cwd_canon is None:
-            return False
-        return any(cwd_canon == r or cwd_canon.startswith(r if r.endswith("/") else r + "/")
-                   for r in self.roots)

@@ -124,10 +124,6 @@ def _scope(args: argparse.Namespace) -> Scope:
     if args.all:
         return Scope.of(None, args.current_session, args.cutoff)
     roots = args.root or [default_root()]
-    for r in roots:
-        if not r.startswith("/") and r != ".":
-            roots = [str(Path(x).resolve()) for x in roots]
-            break
     return Scope.of([str(Path(r).resolve()) for r in roots], args.current_session, args.cutoff)
 
 

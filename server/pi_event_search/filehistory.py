@@ -4,19 +4,14 @@ come before reads, newest first within each; an event that did both is listed on
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import posixpath
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
-from pi_event_search import store
+from pi_event_search import cursors, store
 from pi_event_search.authz import Scope
 from pi_event_search.filerefs import EVENT_COLUMNS, TargetFile, file_hit, target_file
-from pi_event_search.search import StaleCursor
 from pi_event_search.tools import FILE_CHANGE_TOOLS, FILE_READ_TOOLS
 from pi_event_search.wire import FileHistoryResult, FileHit
 
@@ -42,9 +37,9 @@ def file_history(conn: sqlite3.Connection, path: str, scope: Scope, *, limit: in
     if target is None:
         return History([], None, 0, 0)
     limit = max(1, min(limit, MAX_LIMIT))
-    key = _key(target.path, scope)
+    key = cursors.key(target.path, scope.roots, scope.current_session, scope.cutoff)
     gen = store.generation(conn)
-    offset = _decode(cursor, key, gen) if cursor else 0
+    offset = cursors.decode(cursor, key, gen, other="file", again="ask") if cursor else 0
     where, params = _where(target, scope)
     # The group counts ride along as window functions: one pass over the file's evidence.
     rows = conn.execute(
@@ -60,7 +55,7 @@ def file_history(conn: sqlite3.Connection, path: str, scope: Scope, *, limit: in
     changed, total = (rows[0]["changed_total"], rows[0]["total"]) if rows else \
         _counts(conn, where, params) if offset else (0, 0)
     more = len(rows) > limit
-    return History(hits, _encode(key, gen, offset + limit) if more else None, changed,
+    return History(hits, cursors.encode(key, gen, offset + limit) if more else None, changed,
                    total - changed)
 
 
@@ -125,25 +120,3 @@ def _path_argument(text: str) -> str | None:
             if line.startswith(key):
                 return line[len(key):]
     return None
-
-
-def _key(path: str, scope: Scope) -> str:
-    blob = orjson.dumps([path, scope.roots, scope.current_session, scope.cutoff])
-    return hashlib.blake2b(blob, digest_size=8).hexdigest()
-
-
-def _encode(key: str, gen: int, offset: int) -> str:
-    return base64.urlsafe_b64encode(orjson.dumps({"k": key, "g": gen, "o": offset})).decode()
-
-
-def _decode(cursor: str, key: str, gen: int) -> int:
-    try:
-        data = orjson.loads(base64.urlsafe_b64decode(cursor.encode()))
-        offset, same, fresh = int(data["o"]), data["k"] == key, int(data["g"]) == gen
-    except (ValueError, KeyError, TypeError) as exc:
-        raise StaleCursor("not a cursor issued by this server") from exc
-    if not same:
-        raise StaleCursor("the cursor belongs to another file")
-    if not fresh:
-        raise StaleCursor("the index changed since this cursor was issued; ask again")
-    return offset

@@ -97,7 +97,7 @@ _KNOWN: dict[int, tuple[sqlite3.Connection, tuple[int, int], dict[str, sqlite3.R
 
 
 def _known(conn: sqlite3.Connection) -> tuple[dict[str, sqlite3.Row], _Settled]:
-    key = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+    key = (conn.execute("PRAGMA data_version").fetchone()["data_version"], conn.total_changes)
     cached = _KNOWN.get(id(conn))
     if cached is not None and cached[0] is conn and cached[1] == key:
         return cached[2], cached[3]

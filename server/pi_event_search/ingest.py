@@ -238,7 +238,7 @@ def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observa
     sid = upsert_session(conn, header, obs.path)
     raw_version = header.get("version")
     version = raw_version if isinstance(raw_version, int) else 1
-    batch = _Batch(conn, sid, _cwd(header), 0, has_ids=version >= 2)
+    batch = _Batch(conn, sid, jsonl.header_cwd(header), 0, has_ids=version >= 2)
     batch.fresh = True
     for prep in parsed.records:
         batch.add(prep)
@@ -308,11 +308,6 @@ def _update_states(conn: sqlite3.Connection, sid: int, old: list[tree.Node],
                                               states.selection[n.entry_id])]
     conn.executemany("UPDATE events SET branch_state = ?, selection_state = ? "
                      "WHERE sid = ? AND entry_id = ?", changed)
-
-
-def _cwd(header: dict[str, Any]) -> str | None:
-    cwd = header.get("cwd")
-    return cwd if isinstance(cwd, str) else None
 
 
 def _finish(conn: sqlite3.Connection, sid: int, batch: _Batch, states: tree.States,

@@ -35,7 +35,6 @@ class Record:
 class Chunk:
     """What one read of a file's durable suffix produced."""
 
-    records: list[Record] = field(default_factory=list)
     bad_lines: list[tuple[int, str]] = field(default_factory=list)
     end_offset: int = 0  # offset just after the last complete line
     end_line: int = 0  # number of complete lines up to end_offset
@@ -146,13 +145,6 @@ def valid_text(text: str) -> str:
         return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
-def read_lines(fh: BinaryIO, start: int, first_line: int, limit: int | None = None) -> Chunk:
-    """Read complete lines from byte `start` (line number `first_line`) to the last newline."""
-    chunk = Chunk(end_offset=start, end_line=first_line - 1)
-    chunk.records.extend(stream_records(fh, start, first_line, limit, chunk))
-    return chunk
-
-
 def stream_records(fh: BinaryIO, start: int, first_line: int, limit: int | None,
                    chunk: Chunk) -> Iterator[Record]:
     """Records one by one (memory bounded by the longest line); `chunk` receives the offsets,
@@ -229,6 +221,12 @@ def line_start(fh: BinaryIO, offset: int) -> int:
             return pos - step + nl + 1
         pos -= step
     return 0
+
+
+def header_cwd(header: dict[str, Any]) -> str | None:
+    """The working directory a session header records (tool paths resolve against it)."""
+    cwd = header.get("cwd")
+    return cwd if isinstance(cwd, str) else None
 
 
 def read_header(fh: BinaryIO) -> tuple[dict[str, Any] | None, bytes | None, str | None]:

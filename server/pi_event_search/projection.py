@@ -273,10 +273,6 @@ def _custom(event: Event, entry: dict[str, Any], cwd: str) -> None:
         event.omissions.append(Omission("data", "payload", len(text_of(entry["data"]))))
 
 
-def _model_change(event: Event, entry: dict[str, Any], cwd: str) -> None:
-    return None
-
-
 _HANDLERS = {
     "message": _message,
     "compaction": _compaction,
@@ -285,5 +281,4 @@ _HANDLERS = {
     "session_info": _session_info,
     "label": _label,
     "custom": _custom,
-    "model_change": _model_change,
 }

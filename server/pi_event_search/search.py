@@ -6,18 +6,15 @@ pages and counts only ever see what the caller may see.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import re
 import sqlite3
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import orjson
-
-from pi_event_search import store
+from pi_event_search import cursors, store
 from pi_event_search.asof import as_of, unfiltered
-from pi_event_search.authz import Scope
+from pi_event_search.authz import Scope, under_sql
+from pi_event_search.cursors import StaleCursor as StaleCursor  # its home; imported from here too
 from pi_event_search.filters import Filters as Filters  # its home; imported from here too
 from pi_event_search.hits import hit_from_row, snippet
 from pi_event_search.query import Parsed, parse
@@ -33,10 +30,6 @@ COLUMN_WEIGHTS = (1.0, 0.5)  # fragment text, then meta (tool name, error state,
 MAX_LIMIT = 200
 CANDIDATES = 1000  # a query matching more fragments ranks the newest this many (README)
 _TOKEN = re.compile(r"[^\W_]+")
-
-
-class StaleCursor(ValueError):
-    pass
 
 
 @dataclass(slots=True)
@@ -59,10 +52,9 @@ def event_filters(f: Filters, scope: Scope) -> tuple[list[str], list[Any]]:
         where.append("s.session_id = ?")
         params.append(f.session_id)
     if f.cwd:
-        root = f.cwd.rstrip("/") or "/"
-        where.append("(s.cwd_canon = ? OR substr(s.cwd_canon, 1, ?) = ?)")
-        prefix = root if root.endswith("/") else root + "/"
-        params += [root, len(prefix), prefix]
+        sql, values = under_sql("s.cwd_canon", f.cwd)
+        where.append(sql)
+        params += values
     _in("e.role", f.roles, where, params)
     _in("e.tool_name", f.tools, where, params)
     _in("e.branch_state", f.branch_states, where, params)
@@ -82,10 +74,8 @@ def event_filters(f: Filters, scope: Scope) -> tuple[list[str], list[Any]]:
 
 def _file_clause(path: str, params: list[Any]) -> str:
     if path.startswith("/"):
-        root = path.rstrip("/") or "/"
-        prefix = root if root.endswith("/") else root + "/"
-        params += [root, len(prefix), prefix]
-        cond = "(r.path = ? OR substr(r.path, 1, ?) = ?)"
+        cond, values = under_sql("r.path", path)
+        params += values
     else:
         tail = "/" + path.lstrip("./")
         params += [path, -len(tail), tail]
@@ -113,13 +103,15 @@ def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope,
            limit: int = 20, cursor: str | None = None, prefix_last: bool = False) -> Page:
     limit = max(1, min(limit, MAX_LIMIT))
     parsed = parse(query, prefix_last=prefix_last)
-    key = _cursor_key(query, filters, scope, prefix_last)
+    key = cursors.key(query, asdict(filters), scope.roots, scope.current_session, scope.cutoff,
+                      prefix_last)
     # One read transaction: the page, its hits and the generation come from one snapshot, so a
     # writer committing in between can neither shift a page nor swap a fragment under a fid.
     conn.execute("BEGIN")
     try:
         gen = store.generation(conn)
-        offset = _decode_cursor(cursor, key, gen) if cursor else 0
+        offset = cursors.decode(cursor, key, gen, other="query or filters",
+                                again="search") if cursor else 0
         own = as_of(conn, scope, filters.session_id)  # the caller's own session, as of its cutoff
         where, params = event_filters(unfiltered(filters) if own else filters, scope)
         if own:
@@ -139,7 +131,7 @@ def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope,
     finally:
         if conn.in_transaction:
             conn.execute("COMMIT")
-    return Page(hits, _encode_cursor(key, gen, offset + limit) if more else None)
+    return Page(hits, cursors.encode(key, gen, offset + limit) if more else None)
 
 
 def _ranked(conn: sqlite3.Connection, parsed: Parsed, f: Filters, where: list[str],
@@ -298,28 +290,3 @@ def _hits(conn: sqlite3.Connection, picked: list[Picked], parsed: Parsed, where:
         hit["sessionName"] = names[sid]
         hits.append(hit)
     return hits
-
-
-def _cursor_key(query: str, f: Filters, scope: Scope, prefix_last: bool) -> str:
-    blob = orjson.dumps([query, asdict(f), scope.roots, scope.current_session, scope.cutoff,
-                         prefix_last])
-    return hashlib.blake2b(blob, digest_size=8).hexdigest()
-
-
-def _encode_cursor(key: str, gen: int, offset: int) -> str:
-    return base64.urlsafe_b64encode(orjson.dumps({"k": key, "g": gen, "o": offset})).decode()
-
-
-def _decode_cursor(cursor: str, key: str, gen: int) -> int:
-    try:
-        data = orjson.loads(base64.urlsafe_b64decode(cursor.encode()))
-        offset = int(data["o"])
-        same = data["k"] == key
-        fresh = int(data["g"]) == gen
-    except (ValueError, KeyError, TypeError) as exc:
-        raise StaleCursor("not a cursor issued by this server") from exc
-    if not same:
-        raise StaleCursor("the cursor belongs to another query or filters")
-    if not fresh:
-        raise StaleCursor("the index changed since this cursor was issued; search again")
-    return offset

@@ -6,11 +6,12 @@ import sqlite3
 from typing import Any
 
 from pi_event_search.authz import canonical, place_tokens, with_places
+from pi_event_search.jsonl import header_cwd
 from pi_event_search.store import unpack
 
 
 def upsert_session(conn: sqlite3.Connection, header: dict[str, Any], path: str) -> int:
-    cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
+    cwd = header_cwd(header)
     version = header.get("version") if isinstance(header.get("version"), int) else 1
     created = header.get("timestamp") if isinstance(header.get("timestamp"), str) else None
     parent = header.get("parentSession")

@@ -1,4 +1,5 @@
-"""The SQLite index: schema, opening rules, and the one place that knows table layout for writes.
+"""The SQLite index: schema, opening rules, the generation counter and the write batch. (The rows
+themselves are written by the modules that own them: ingest, sessions, indexer.)
 
 The index is a disposable cache: a schema-version mismatch drops and rebuilds it; a database that
 is not ours (different application_id) is refused, never touched.
@@ -148,7 +149,7 @@ def _ours_and_current(conn: sqlite3.Connection) -> bool:
 
 
 def _statements(script: str) -> list[str]:
-    """Split the schema into statements (triggers contain inner semicolons)."""
+    """Split the schema into statements, each one complete as SQLite sees it."""
     out: list[str] = []
     buf = ""
     for line in script.strip().splitlines():
@@ -198,7 +199,7 @@ BULK_COMMIT_FACTOR = 4  # a bulk load commits 4 times less often (each commit wr
 def bulk_pending(conn: sqlite3.Connection) -> bool:
     """A bulk load started and did not finish (it was killed): the next pass completes it."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'bulk'").fetchone()
-    return row is not None and row[0] == "1"
+    return row is not None and row["value"] == "1"
 
 
 def bulk_begin(conn: sqlite3.Connection) -> None:
@@ -233,8 +234,9 @@ def bulk_end(conn: sqlite3.Connection) -> None:
 
 class WriteBatch:
     """One write transaction over several files, committed every `seconds`: a cold index pays
-    few fsyncs, and the write lock is never held long. Each file still applies atomically (its
-    own savepoint); a commit that changed anything bumps the generation in the same transaction.
+    few fsyncs, and the write lock is never held long. Files apply without savepoints
+    (ingest.apply_file says why); a commit that changed anything bumps the generation in the same
+    transaction.
     """
 
     def __init__(self, conn: sqlite3.Connection, seconds: float = 0.5) -> None:
