@@ -76,8 +76,9 @@ def project(tmp_path: Path) -> Project:
     return Project(tmp_path, root, other, agent, earlier, elsewhere, hit)
 
 
-def run_pi(p: Project, turns: list[dict[str, Any]], prompt: str,
-           path: str | None = None) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+def run_pi(p: Project, turns: list[dict[str, Any]], prompt: str, path: str | None = None,
+           session_dir: Path | None = None
+           ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
     script = p.tmp / "script.json"
     script.write_text(json.dumps({"turns": turns}))
     env = p.env(path) | {"PI_FAKE_SCRIPT": str(script),
@@ -85,9 +86,12 @@ def run_pi(p: Project, turns: list[dict[str, Any]], prompt: str,
     argv = [shutil.which("node") or "node", str(pi_cli()), "-p", "--offline", "-nc",
             "-e", str(EXT / "src" / "index.ts"), "-e", str(FAKE_MODEL),
             "--provider", "fake", "--model", "fake-1", prompt]
+    if session_dir is not None:
+        argv[3:3] = ["--session-dir", str(session_dir)]
     done = subprocess.run(argv, cwd=p.root, env=env, capture_output=True, text=True,
                           timeout=RUN_TIMEOUT)
-    files = sorted((p.agent / "sessions" / encoded_dir(str(p.root))).glob("*.jsonl"),
+    where = session_dir or p.agent / "sessions" / encoded_dir(str(p.root))
+    files = sorted(where.glob("*.jsonl"),
                    key=lambda f: f.stat().st_mtime)
     assert files, f"Pi wrote no session: {done.stdout[-2000:]} {done.stderr[-2000:]}"
     entries = [json.loads(line) for line in files[-1].read_text().splitlines() if line.strip()]
@@ -223,6 +227,23 @@ def test_tools_search_read_trace_with_authorization_and_cutoff(project: Project)
         if (e.get("message") or {}).get("toolCallId") == t.calls[8][1]["id"])], "ran in order"
     seq_ids = {h["entryId"] for h in seq["details"]["result"]["hits"]}
     assert {cut2, bash_entry} <= seq_ids and not {cut4, note_entry} & seq_ids
+
+
+def test_sessions_in_a_custom_session_dir_are_found(project: Project) -> None:
+    """Pi keeps this project's sessions in a directory of its own (--session-dir): the extension
+    tells the server to look there too."""
+    custom = project.tmp / "custom-sessions"
+    custom.mkdir()
+    kept = SessionBuilder(custom, str(project.root), flat=True)
+    hit = kept.user(f"the {WORD} kept in a custom directory")
+    turns = [{"calls": [{"name": "event_search", "args": {"query": f"{WORD} custom"}}]},
+             {"text": "done"}]
+    done, entries = run_pi(project, turns, "search please", session_dir=custom)
+    assert done.returncode == 0, done.stderr[-3000:]
+    _, _, result = Transcript(entries).result(0)
+    assert not result["isError"], text_of(result)
+    assert [h["ref"] for h in result["details"]["result"]["hits"]] == [
+        f"pi-event:{kept.session_id}/{hit}"]
 
 
 def test_missing_server_is_a_tool_error_not_a_hang(project: Project) -> None:

@@ -6,7 +6,7 @@ import { type ExtensionAPI, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { prepareSearch, ReadSchema, SEARCH_LIMIT, SearchSchema, TraceSchema } from "./params.ts";
 import { renderCall, renderResult } from "./render.ts";
 import { EventServer } from "./server.ts";
-import { loadSettings, type Settings } from "./settings.ts";
+import { loadSettings, type Settings, sessionDirsFor } from "./settings.ts";
 import { type Runtime, runRead, runSearch, runTrace } from "./tools.ts";
 
 const GUIDELINES = [
@@ -29,8 +29,11 @@ export default function (pi: ExtensionAPI): void {
 			}
 			return settings;
 		},
-		server(cwd) {
-			server ??= new EventServer(rt.settings(cwd));
+		server(cwd, sessionFile) {
+			if (!server) {
+				const base = rt.settings(cwd);
+				server = new EventServer({ ...base, sessionDirs: sessionDirsFor(base, getAgentDir(), sessionFile) });
+			}
 			return server;
 		},
 	};

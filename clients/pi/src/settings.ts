@@ -4,7 +4,7 @@
  * A bad value is named in `warnings` and replaced by its default; nothing here throws.
  */
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, relative } from "node:path";
 
 export interface Settings {
 	/** The server command (argv); undefined = `pi-event-search serve` found on PATH. */
@@ -103,4 +103,18 @@ export function loadSettings(agentDir: string, cwd: string, env: NodeJS.ProcessE
 		roots: paths(raw.roots, "roots", true, warnings),
 		warnings,
 	};
+}
+
+/**
+ * The session directories to give the server: the configured ones, plus the directory of Pi's
+ * own session file when Pi keeps sessions outside `<agentDir>/sessions` (--session-dir,
+ * PI_CODING_AGENT_SESSION_DIR, the sessionDir setting), where the server would not look.
+ */
+export function sessionDirsFor(settings: Settings, agentDir: string, sessionFile: string | undefined): string[] | undefined {
+	const configured = settings.sessionDirs ?? [];
+	if (!sessionFile) return settings.sessionDirs;
+	const own = dirname(sessionFile);
+	const inside = relative(join(agentDir, "sessions"), own);
+	if (inside === "" || (!inside.startsWith("..") && !inside.startsWith("/"))) return settings.sessionDirs;
+	return configured.includes(own) ? configured : [...configured, own];
 }

@@ -39,7 +39,8 @@ export interface ToolContext {
 
 export interface Runtime {
 	settings(cwd: string): Settings;
-	server(cwd: string): EventServer;
+	/** The server, created on first use (Pi's own session file tells where its sessions live). */
+	server(cwd: string, sessionFile?: string): EventServer;
 }
 
 export interface ToolAnswer {
@@ -48,7 +49,7 @@ export interface ToolAnswer {
 }
 
 async function ask<T>(rt: Runtime, ctx: ToolContext, caller: Caller, targetsCurrent: boolean, method: string, params: object, signal?: AbortSignal): Promise<T> {
-	const server = rt.server(ctx.cwd);
+	const server = rt.server(ctx.cwd, caller.sessionFile);
 	try {
 		await server.connection(caller.roots, signal);
 		// Earlier turns of this session are only searchable once indexed: refresh first when the

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { mergePaths, reindexParams, serverArgv, ServerUnavailable } from "../src/server.ts";
-import { DEFAULTS, loadSettings } from "../src/settings.ts";
+import { DEFAULTS, loadSettings, sessionDirsFor } from "../src/settings.ts";
 
 function dirs(globalSettings?: unknown, projectSettings?: unknown): { agent: string; cwd: string } {
 	const base = mkdtempSync(join(tmpdir(), "pies-"));
@@ -63,4 +63,15 @@ test("refreshes asked for while one runs merge; everything wins over files", () 
 	assert.deepEqual([...(mergePaths(new Set(["/a"]), ["/b", "/a"]) as Set<string>)], ["/a", "/b"]);
 	assert.equal(mergePaths(new Set(["/a"]), undefined), "all");
 	assert.equal(mergePaths("all", ["/a"]), "all");
+});
+
+test("sessions kept outside the agent directory are added for the server, once", () => {
+	const { agent, cwd } = dirs();
+	const base = loadSettings(agent, cwd, {});
+	assert.equal(sessionDirsFor(base, agent, join(agent, "sessions", "--p--", "s.jsonl")), undefined);
+	assert.equal(sessionDirsFor(base, agent, undefined), undefined);
+	assert.deepEqual(sessionDirsFor(base, agent, "/elsewhere/s.jsonl"), ["/elsewhere"]);
+	assert.deepEqual(sessionDirsFor({ ...base, sessionDirs: ["/a"] }, agent, "/elsewhere/s.jsonl"), ["/a", "/elsewhere"]);
+	assert.deepEqual(sessionDirsFor({ ...base, sessionDirs: ["/elsewhere"] }, agent, "/elsewhere/s.jsonl"), ["/elsewhere"]);
+	assert.deepEqual(sessionDirsFor(base, agent, join(agent, "sessions-old", "s.jsonl")), [join(agent, "sessions-old")]);
 });
