@@ -189,7 +189,10 @@ export function formatTrace(result: TraceResult, maxChars: number): Formatted {
 	const toward = result.towardLeaf ? `${TOWARD[result.towardLeaf] ?? result.towardLeaf}${result.towardLeafRef && result.towardLeaf !== "self" ? ` ${result.towardLeafRef}` : ""}` : "unknown (not on a resolved branch)";
 	lines.push(`toward leaf: ${toward}`);
 	const other = result.relations.filter((r) => !["parent", "child", "sibling"].includes(r.type) && !r.type.startsWith("file-"));
-	for (const r of other) lines.push(`relation ${r.type} (${r.direction === "out" ? "to" : "from"}, ${r.label}): ${r.node ? nodeLine(r.node) : (r.path ?? "")}`);
+	for (const r of other) {
+		const node = r.node ? nodeLine(r.node) : (r.path ?? "");
+		lines.push(r.direction === "out" ? `this is ${r.type} (${r.label}): ${node}` : `${r.type} this (${r.label}): ${node}`);
+	}
 	for (const f of result.files) lines.push(`file ${f.op}: ${f.path} (${f.label})`);
 	for (const l of result.lineage) {
 		if (l.masked) lines.push(`${l.relation}: (a session you may not see)`);

@@ -137,7 +137,7 @@ test("a trace lists parent, children, siblings and the way to the leaf, with ref
 		siblings: [{ masked: true }],
 		towardLeaf: "child",
 		towardLeafRef: "pi-event:S1/e",
-		relations: [{ type: "tool-result-for", direction: "in", label: "recorded", node: n("r") }, { type: "parent", direction: "out", label: "recorded", node: n("a") }],
+		relations: [{ type: "tool-result-for", direction: "in", label: "recorded", node: n("r") }, { type: "labels", direction: "out", label: "recorded", node: n("l") }, { type: "parent", direction: "out", label: "recorded", node: n("a") }],
 		files: [{ op: "read", path: "/p/x.ts", label: "derived" }],
 		lineage: [{ relation: "session-parent", masked: true }],
 		labels: ["start"],
@@ -148,8 +148,9 @@ test("a trace lists parent, children, siblings and the way to the leaf, with ref
 	assert.match(text, /children \(2\):\n {2}pi-event:S1\/c · user.text · alternate · "p c"\n {2}pi-event:S1\/e/);
 	assert.match(text, /siblings \(1, derived: same parent\):\n {2}\(in a session you may not see\)/);
 	assert.match(text, /toward leaf: continue with the child pi-event:S1\/e/);
-	assert.match(text, /relation tool-result-for \(from, recorded\): pi-event:S1\/r/);
-	assert.doesNotMatch(text, /relation parent/);
+	assert.match(text, /tool-result-for this \(recorded\): pi-event:S1\/r/);
+	assert.match(text, /this is labels \(recorded\): pi-event:S1\/l/);
+	assert.doesNotMatch(text, /parent \(recorded\)/);
 	assert.match(text, /file read: \/p\/x.ts \(derived\)/);
 	assert.match(text, /session-parent: \(a session you may not see\)/);
 	assert.match(text, /labels: start/);
