@@ -801,7 +801,7 @@ def generate(out: Path, size: int, seed: int = 7, live_big: int | None = None) -
     if manifest_path.exists():
         m: dict[str, Any] = orjson.loads(manifest_path.read_bytes())
         if m.get("requested_bytes") == size and m.get("seed") == seed and m.get("version") == 3:
-            return m
+            return _moved(m, out)
         import shutil
 
         shutil.rmtree(out)
@@ -810,6 +810,19 @@ def generate(out: Path, size: int, seed: int = 7, live_big: int | None = None) -
     m["version"] = 3
     manifest_path.write_bytes(orjson.dumps(m))
     return m
+
+
+def _moved(m: dict[str, Any], out: Path) -> dict[str, Any]:
+    """A copied corpus (cp -r) keeps the original's absolute paths in its manifest: point them at
+    this copy, so a bench run reads and appends to its own files, never to the original's."""
+    old = str(Path(m["agent_dir"]).parent)
+    new = str(out.resolve())
+    if old == new:
+        return m
+    raw = orjson.dumps(m).replace(orjson.dumps(old)[1:-1] + b"/", orjson.dumps(new)[1:-1] + b"/")
+    (out / "manifest.json").write_bytes(raw)
+    moved: dict[str, Any] = orjson.loads(raw)
+    return moved
 
 
 def main() -> None:
