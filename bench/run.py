@@ -468,8 +468,9 @@ class Bench:
         self.res["append_cost"] = costs
         log(f"{self.label}: append cost: " + ", ".join(
             f"{k}: refresh p50 {v['refresh_ms']['p50']:.0f} ms, apply {v['apply_file_ms']['p50']:.0f}"
-            " ms" for k, v in costs.items() if k != "refresh_no_change_ms")
-            + f"; no-change refresh {costs['refresh_no_change_ms']['p50']:.0f} ms")
+            " ms" for k, v in costs.items() if "refresh_ms" in v)
+            + f"; no-change refresh {costs['refresh_no_change_ms']['p50']:.1f} ms, watcher-hinted "
+            f"{costs['refresh_hinted_no_change_ms']['p50']:.2f} ms")
 
     # -- ripgrep ---------------------------------------------------------------------------------
     def ripgrep(self) -> None:
