@@ -64,7 +64,7 @@ INSERT INTO meta(key, value) VALUES ('generation', '0');
 """
 
 
-ZLIB_LEVEL = 6  # measured: about 10% smaller text than level 1, for about 7% more index time
+ZLIB_LEVEL = 4  # measured on bench text: 0.439 of raw at 66 MB/s (level 6: 0.424 at 39 MB/s)
 PACK_MIN = 256  # shorter texts stay plain: compressing them saves little and costs a call each
 
 
