@@ -288,6 +288,8 @@ def test_installs_its_own_server_then_search_read_trace_hover(tmp_path: Path) ->
     assert "Install pi-event-search" in out["offer"] and "Python" in out["offer"], out["offer"]
     assert {"Install Server", "Use My Own Server…"} <= set(out["offerButtons"]), out["offerButtons"]
     assert out["install"]["version"] == wheel_version, out["install"]
+    assert "installing server" in out["progress"], out["progress"]  # the progress notification
+    assert "Pi Events: installing the server" in out["statusWhileInstalling"], out
     # The venv is in the extension's global storage and has the server.
     storage = tmp / "cs" / "user" / "User" / "globalStorage" / "pi-event-search.pi-event-search" / "server"
     record = json.loads((storage / "installed.json").read_text())

@@ -30,7 +30,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const status = new StatusBar(server);
   const search = new Search(server, reads);
   const trace = new Trace(server, reads);
-  context.subscriptions.push(log, server, reads, status, search);
+  context.subscriptions.push(log, installer, server, reads, status, search);
   const files = new FileHistory(server, reads);
   context.subscriptions.push(files);
 

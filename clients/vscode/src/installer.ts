@@ -46,7 +46,11 @@ class Failure extends Error {
   }
 }
 
-export class Installer {
+export class Installer implements vscode.Disposable {
+  private readonly installingEmitter = new vscode.EventEmitter<boolean>();
+  /** true when an install starts, false when it ends (either way). */
+  readonly onDidChangeInstalling = this.installingEmitter.event;
+
   constructor(
     private readonly context: vscode.ExtensionContext,
     private readonly log: vscode.LogOutputChannel,
@@ -131,6 +135,7 @@ export class Installer {
       return false;
     }
     const started = Date.now();
+    this.installingEmitter.fire(true);
     try {
       const record = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `Pi Events: installing server ${wheel.version}`, cancellable: true },
@@ -147,7 +152,13 @@ export class Installer {
       announceStep('installFailed', { message: failure.message });
       void this.explain(failure);
       return false;
+    } finally {
+      this.installingEmitter.fire(false);
     }
+  }
+
+  dispose(): void {
+    this.installingEmitter.dispose();
   }
 
   private async explain(failure: Failure): Promise<void> {

@@ -63,6 +63,11 @@ export class Server implements vscode.Disposable {
     private readonly installer: Installer,
   ) {
     this.disposables.push(
+      // Only a first install shows in the status bar; while updating, the old server still answers.
+      installer.onDidChangeInstalling((busy) => {
+        if (this.running) return;
+        this.stateEmitter.fire(busy ? { kind: 'installing' } : { kind: 'stopped', reason: 'server not installed' });
+      }),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (RESTART_SETTINGS.some((s) => e.affectsConfiguration(s))) void this.restart();
         else if (LIVE_SETTINGS.some((s) => e.affectsConfiguration(s))) this.sendSettings();

@@ -337,6 +337,7 @@ export function compactNumber(n: number): string {
 
 export type ServerState =
   | { kind: 'starting' }
+  | { kind: 'installing' }
   | { kind: 'stopped'; reason?: string }
   | { kind: 'indexing'; message?: string; percentage?: number }
   | { kind: 'ready'; status: StatusResult };
@@ -345,6 +346,8 @@ export function statusBarText(state: ServerState): { text: string; tooltip: stri
   switch (state.kind) {
     case 'starting':
       return { text: '$(loading~spin) Pi Events', tooltip: 'Pi Events: starting the server' };
+    case 'installing':
+      return { text: '$(loading~spin) Pi Events: installing the server', tooltip: 'Pi Events: installing the server into its private environment' };
     case 'stopped':
       return { text: '$(error) Pi Events', tooltip: `Pi Events: server not running${state.reason ? ` (${state.reason})` : ''}` };
     case 'indexing': {

@@ -88,6 +88,8 @@ try {
       const t = await page.locator(`${toast}-message`).allInnerTexts();
       return t.find((x) => x.includes('installing server'));
     }, 30000).catch(() => '');
+    out.statusWhileInstalling = await until('the status bar while installing', async () =>
+      (await statusBarTexts(page)).find((t) => t.includes('installing the server')), 10000).catch(() => '');
     await shot(page, 'install-progress');
     const done = await until('the installed server', async () => {
       const failed = logEvents('installFailed').at(-1);

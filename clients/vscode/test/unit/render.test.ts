@@ -184,6 +184,7 @@ describe('status bar', () => {
     assert.match(statusBarText({ kind: 'ready', status }).tooltip, /generation 42/);
     assert.equal(statusBarText({ kind: 'indexing', message: '12/40 files' }).text, '$(sync~spin) Pi Events: indexing 12/40 files');
     assert.equal(statusBarText({ kind: 'indexing', percentage: 30 }).text, '$(sync~spin) Pi Events: indexing 30%');
+    assert.equal(statusBarText({ kind: 'installing' }).text, '$(loading~spin) Pi Events: installing the server');
     assert.match(statusBarText({ kind: 'stopped', reason: 'server not installed' }).tooltip, /not installed/);
   });
   it('abbreviates numbers', () => {
