@@ -64,7 +64,8 @@ def project(tmp_path: Path) -> Project:
         d.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     sessions = agent / "sessions"
-    earlier = SessionBuilder(sessions, str(root / "sub"))
+    # Recorded at the Git root: visible to a Pi started in root/sub only through the Git rule.
+    earlier = SessionBuilder(sessions, str(root))
     earlier.session_info("fix the build")
     earlier.user(f"the {WORD} build is broken, find out why")
     earlier.assistant("Running it.", tool_calls=[("c1", "bash", {"command": "npm run build"})])
@@ -77,8 +78,9 @@ def project(tmp_path: Path) -> Project:
 
 
 def run_pi(p: Project, turns: list[dict[str, Any]], prompt: str, path: str | None = None,
-           session_dir: Path | None = None
+           session_dir: Path | None = None, cwd: Path | None = None
            ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    cwd = cwd or p.root
     script = p.tmp / "script.json"
     script.write_text(json.dumps({"turns": turns}))
     env = p.env(path) | {"PI_FAKE_SCRIPT": str(script),
@@ -88,9 +90,9 @@ def run_pi(p: Project, turns: list[dict[str, Any]], prompt: str, path: str | Non
             "--provider", "fake", "--model", "fake-1", prompt]
     if session_dir is not None:
         argv[3:3] = ["--session-dir", str(session_dir)]
-    done = subprocess.run(argv, cwd=p.root, env=env, capture_output=True, text=True,
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=RUN_TIMEOUT)
-    where = session_dir or p.agent / "sessions" / encoded_dir(str(p.root))
+    where = session_dir or p.agent / "sessions" / encoded_dir(str(cwd))
     files = sorted(where.glob("*.jsonl"),
                    key=lambda f: f.stat().st_mtime)
     assert files, f"Pi wrote no session: {done.stdout[-2000:]} {done.stderr[-2000:]}"
@@ -154,7 +156,9 @@ def test_tools_search_read_trace_with_authorization_and_cutoff(project: Project)
                    {"name": "event_search", "args": {"query": WORD, "sessionId": "$SESSION"}}]},
         {"text": "done"},
     ]
-    done, entries = run_pi(project, turns, f"what happened with {WORD} before?")
+    # Pi works in a subdirectory: the root is the Git worktree root above it.
+    done, entries = run_pi(project, turns, f"what happened with {WORD} before?",
+                           cwd=project.root / "sub")
     assert done.returncode == 0, done.stderr[-3000:]
     assert servers_using(project.tmp / "index.sqlite3") == [], "the server outlived Pi"
     prompt = (project.tmp / "system-prompt.txt").read_text()
