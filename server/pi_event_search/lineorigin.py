@@ -5,7 +5,8 @@ The index narrows the events (file evidence, then the tool call's indexed text);
 made on the arguments read back from the session file, so nothing rests on a bounded or
 normalised copy. An edit counts only when its new text holds the line more often than its old
 text: a line an edit merely carried along as context was not written by it. A call whose result
-was an error wrote nothing. Copies of one entry made by a fork are one event (the first indexed).
+was an error wrote nothing. Copies of one entry made by a fork are one event (the copy in the
+session created first, the original).
 """
 
 from __future__ import annotations
