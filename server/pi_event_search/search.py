@@ -107,7 +107,9 @@ def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope,
                       prefix_last)
     # One read transaction: the page, its hits and the generation come from one snapshot, so a
     # writer committing in between can neither shift a page nor swap a fragment under a fid.
-    conn.execute("BEGIN")
+    mine = not conn.in_transaction
+    if mine:
+        conn.execute("BEGIN")
     try:
         gen = store.generation(conn)
         offset = cursors.decode(cursor, key, gen, other="query or filters",
@@ -129,7 +131,7 @@ def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope,
             for hit in hits:
                 own.patch(hit)
     finally:
-        if conn.in_transaction:
+        if mine and conn.in_transaction:
             conn.execute("COMMIT")
     return Page(hits, cursors.encode(key, gen, offset + limit) if more else None)
 
