@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pi_event_search import store
 from pi_event_search.discovery import HeaderInfo, Observation, SessionDir, read_header_info, scan
@@ -81,6 +82,22 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
     return report
 
 
+class FileRow(NamedTuple):
+    """A files row as a pass reads it (a tuple: thousands are compared per pass, and
+    sqlite3.Row looks each name up)."""
+
+    path: str
+    root: str
+    dev: int | None
+    ino: int | None
+    size: int | None
+    mtime_ns: int | None
+    session_id: str | None
+    status: str
+    reason: str | None
+    canonical_path: str | None
+
+
 class _Settled(dict[str, tuple[object, ...]]):
     """path -> (root, dev, ino, size, mtime_ns) of each file whose last pass left it settled
     (indexed, duplicate or skipped), with the number of indexed ones."""
@@ -92,22 +109,21 @@ class _Settled(dict[str, tuple[object, ...]]):
 # The files table as this connection last read it, while nothing has been written to the index
 # since (`PRAGMA data_version` moves on other connections' commits, total_changes on our own).
 # Connections take no weak references: the few most recent are kept, by identity.
-_KNOWN: dict[int, tuple[sqlite3.Connection, tuple[int, int], dict[str, sqlite3.Row],
+_KNOWN: dict[int, tuple[sqlite3.Connection, tuple[int, int], dict[str, FileRow],
                         _Settled]] = {}
 
 
-def _known(conn: sqlite3.Connection) -> tuple[dict[str, sqlite3.Row], _Settled]:
+def _known(conn: sqlite3.Connection) -> tuple[dict[str, FileRow], _Settled]:
     key = (conn.execute("PRAGMA data_version").fetchone()["data_version"], conn.total_changes)
     cached = _KNOWN.get(id(conn))
     if cached is not None and cached[0] is conn and cached[1] == key:
         return cached[2], cached[3]
-    known = {row["path"]: row for row in conn.execute(
+    known = {row[0]: FileRow(*row) for row in conn.execute(
         "SELECT path, root, dev, ino, size, mtime_ns, session_id, status, reason, canonical_path "
         "FROM files")}
-    settled = _Settled((p, (r["root"], r["dev"], r["ino"], r["size"], r["mtime_ns"]))
-                       for p, r in known.items()
-                       if r["status"] in ("indexed", "duplicate", "skipped"))
-    settled.indexed = sum(1 for r in known.values() if r["status"] == "indexed")
+    settled = _Settled((p, (r.root, r.dev, r.ino, r.size, r.mtime_ns)) for p, r in known.items()
+                       if r.status in ("indexed", "duplicate", "skipped"))
+    settled.indexed = sum(1 for r in known.values() if r.status == "indexed")
     settled.pending = store.bulk_pending(conn)
     _KNOWN.pop(id(conn), None)
     while len(_KNOWN) >= 4:
@@ -116,7 +132,7 @@ def _known(conn: sqlite3.Connection) -> tuple[dict[str, sqlite3.Row], _Settled]:
     return known, settled
 
 
-def _quiet(observed: list[Observation], known: dict[str, sqlite3.Row],
+def _quiet(observed: list[Observation], known: dict[str, FileRow],
            settled: _Settled) -> bool:
     """Every file is as the last pass left it (same root, identity, size and mtime; indexed,
     duplicate or skipped; old enough that its mtime cannot hide a change) and none is gone: with
@@ -132,18 +148,18 @@ def _quiet(observed: list[Observation], known: dict[str, sqlite3.Row],
 
 
 def _to_apply(obs: Observation, info: HeaderInfo, canonical: dict[str, Observation],
-              row: sqlite3.Row | None) -> bool:
+              row: FileRow | None) -> bool:
     """Whether the pass opens this file (a canonical session file that changed)."""
     return info.session_id is not None and canonical[info.session_id].path == obs.path \
         and not _settled(obs, row)
 
 
-def _fresh(row: sqlite3.Row | None) -> bool:
+def _fresh(row: FileRow | None) -> bool:
     """Not indexed yet (or no longer): the file will be parsed whole, not appended to."""
-    return row is None or row["status"] != "indexed"
+    return row is None or row.status != "indexed"
 
 
-def _read_ahead(todo: list[Observation], known: dict[str, sqlite3.Row]
+def _read_ahead(todo: list[Observation], known: dict[str, FileRow]
                 ) -> ReadAhead | None:
     """A parsing thread for the files that will be parsed whole, when there is a second core and
     enough work to be worth one."""
@@ -181,7 +197,7 @@ def refresh_paths(conn: sqlite3.Connection, paths: set[str]) -> Report | None:
 
 def _apply_all(conn: sqlite3.Connection, observed: list[Observation],
                infos: dict[str, HeaderInfo], canonical: dict[str, Observation],
-               known: dict[str, sqlite3.Row], report: Report,
+               known: dict[str, FileRow], report: Report,
                progress: Progress | None, todo: list[Observation], bulk: bool) -> None:
     outcomes: dict[str, Outcome] = {}
     eta = Eta(sum(o.size for o in todo))
@@ -204,7 +220,7 @@ def _apply_all(conn: sqlite3.Connection, observed: list[Observation],
 
 def _apply_each(conn: sqlite3.Connection, observed: list[Observation],
                 infos: dict[str, HeaderInfo], canonical: dict[str, Observation],
-                known: dict[str, sqlite3.Row], outcomes: dict[str, Outcome],
+                known: dict[str, FileRow], outcomes: dict[str, Outcome],
                 progress: Progress | None, eta: Eta, ahead: ReadAhead | None, bulk: bool
                 ) -> None:
     def one(obs: Observation) -> None:
@@ -243,23 +259,23 @@ def _apply_each(conn: sqlite3.Connection, observed: list[Observation],
                 applied.clear()
 
 
-def _same_stat(obs: Observation, row: sqlite3.Row) -> bool:
-    return (row["dev"], row["ino"], row["size"], row["mtime_ns"]) \
+def _same_stat(obs: Observation, row: FileRow) -> bool:
+    return (row.dev, row.ino, row.size, row.mtime_ns) \
         == (obs.dev, obs.ino, obs.size, obs.mtime_ns)
 
 
-def _settled(obs: Observation, row: sqlite3.Row | None) -> bool:
+def _settled(obs: Observation, row: FileRow | None) -> bool:
     """Indexed, and not touched since (old enough that its mtime cannot hide a change): skip
     without opening it. Keeps a refresh with nothing new cheap on big histories."""
-    return row is not None and row["status"] == "indexed" and _same_stat(obs, row) \
+    return row is not None and row.status == "indexed" and _same_stat(obs, row) \
         and time.time_ns() - obs.mtime_ns > RACY_NS
 
 
-def _header(obs: Observation, row: sqlite3.Row | None) -> HeaderInfo:
+def _header(obs: Observation, row: FileRow | None) -> HeaderInfo:
     """The file's session id, re-read only when the file changed since we last saw it."""
     if row is not None and _same_stat(obs, row) \
-            and row["status"] in ("indexed", "duplicate", "skipped"):
-        session_id, reason = row["session_id"], row["reason"]
+            and row.status in ("indexed", "duplicate", "skipped"):
+        session_id, reason = row.session_id, row.reason
         return HeaderInfo(session_id if isinstance(session_id, str) else None,
                           reason if isinstance(reason, str) else None)
     return read_header_info(obs.path)
@@ -280,10 +296,10 @@ def _canonical(observed: list[Observation], infos: dict[str, HeaderInfo]
 
 
 def _not_a_session(conn: sqlite3.Connection, obs: Observation, info: HeaderInfo,
-                   row: sqlite3.Row | None, outcomes: dict[str, Outcome]) -> None:
+                   row: FileRow | None, outcomes: dict[str, Outcome]) -> None:
     reason = info.reason or "not a session"
-    if row is not None and row["status"] in ("indexed", "stale") \
-            and isinstance(row["session_id"], str):
+    if row is not None and row.status in ("indexed", "stale") \
+            and isinstance(row.session_id, str):
         # Was a good session: a changed file we cannot parse keeps its last known-good index.
         mark_stale(conn, obs.path, reason)
         outcomes[obs.path] = Outcome("stale", error=reason)
