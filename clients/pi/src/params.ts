@@ -42,7 +42,7 @@ export const ReadSchema = Type.Object({
 	order: Type.Optional(StringEnum(["append", "branch"] as const, { description: "Neighbours in file order (append, default) or along the conversation branch (branch)." })),
 	before: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: "Neighbours before the event (default 1)." })),
 	after: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: "Neighbours after the event (default 1)." })),
-	fragment: Type.Optional(Type.String({ description: "Only this part of the event, e.g. tool.result:0 (from a hit)." })),
+	fragment: Type.Optional(Type.String({ description: "Only this part of the event, e.g. tool.result:0, as a previous read lists its parts (with offset, to continue a cut one)." })),
 	offset: Type.Optional(Type.Integer({ minimum: 0, description: "Start of the text window, in characters (to continue a cut read)." })),
 	length: Type.Optional(Type.Integer({ minimum: 1, maximum: 100000, description: "Characters of text per part (default: what fits the answer)." })),
 });
