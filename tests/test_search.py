@@ -224,3 +224,38 @@ def test_inflections_through_the_cli(inflections):
     assert [h["entryId"] for h in data["hits"]] == [ids["failed"]]
     data = cli_json("search", "--all", "tested")
     assert {h["entryId"] for h in data["hits"]} == {ids["testing"], ids["tests"], ids["call"]}
+
+
+def test_a_full_window_ranks_by_kind_and_length_and_pages_cleanly(pi_home):
+    """More than CANDIDATES matching fragments: the window is ranked without bm25 (README)."""
+    from pi_event_search.search import CANDIDATES
+
+    sb = SessionBuilder(pi_home.sessions, "/home/dev/full")
+    long_ids = [sb.user("alpha " + "filler words " * (20 + i % 7)) for i in range(CANDIDATES)]
+    name = sb.session_info("alpha")  # the window is the newest CANDIDATES fragments
+    short = sb.user("alpha now")
+    e = engine(pi_home.index)
+    e.refresh()
+    first = e.search("alpha", Filters(), ALL, limit=20)
+    # the session name weighs most, then the shortest user text; long ones after
+    assert [h["entryId"] for h in first.hits[:2]] == [name, short]
+    seen = [h["entryId"] for h in first.hits]
+    cursor = first.next_cursor
+    for _ in range(4):
+        page = e.search("alpha", Filters(), ALL, limit=20, cursor=cursor)
+        seen += [h["entryId"] for h in page.hits]
+        cursor = page.next_cursor
+    assert len(seen) == len(set(seen)) == 100 and set(seen) <= {name, short, *long_ids}
+    # the exact words still come before inflection-only matches in a full window
+    sb.user("alphas only here")
+    e.refresh()
+    assert "alphas only here" not in [h["snippet"] for h in hits(e, "alpha")]
+
+
+def test_tool_filter_narrowed_in_fts_equals_the_sql_filter(indexed):
+    e, _ = indexed
+    for tools in (["bash"], ["read"], ["edit"], ["nope"]):
+        for kinds in (["tool.result"], ["tool.result", "bash.output"], ["bash.command"]):
+            narrowed = {h["ref"] for h in hits(e, "ws", tools=tools, kinds=kinds)}
+            every = {h["ref"] for h in hits(e, "ws", kinds=kinds) if h["toolName"] in tools}
+            assert narrowed == every, (tools, kinds)
