@@ -23,7 +23,7 @@ SNIPPET_CHARS = 200
 WINDOW = 400  # raw characters considered before whitespace is collapsed
 FOLD_CHARS = 20_000  # how far the slow, diacritic-folding scan looks
 MAX_SPANS = 40  # matches looked at to place the window (the first ones, in text order)
-SCAN_AFTER = 2_000  # ... found at most this many characters after the first match
+SCAN_AFTER = 8_000  # ... found at most this many characters after the first match
 CHUNK = 4_096  # bytes of text inflated at a time
 _OPEN, _CLOSE = "\x01", "\x02"
 _TOKEN = re.compile(r"[^\W_]+")
@@ -57,12 +57,14 @@ def hit_from_row(row: sqlite3.Row, score: float, frag: str, kind: str,
     }
 
 
-def snippet(stored: str | bytes, words: Collection[str], prefix: str | None
-            ) -> tuple[str, list[list[int]]]:
-    """Snippet and match offsets of one fragment, cut from its stored (bounded) text."""
+def snippet(stored: str | bytes, words: Collection[str], prefix: str | None,
+            terms: int | None = None) -> tuple[str, list[list[int]]]:
+    """Snippet and match offsets of one fragment, cut from its stored (bounded) text. `terms`:
+    how many distinct words a window can show at most (none given: forms of one word count
+    apart), so that reading can stop at the first window showing them all."""
     folded = frozenset(fold(w) for w in words)
     finder = _Finder(folded, fold(prefix) if prefix is not None else None)
-    text, spans = _scan(stored, finder)
+    text, spans = _scan(stored, finder, terms)
     return collapse(_mark(text, spans))
 
 
@@ -115,9 +117,11 @@ def _literals(words: frozenset[str], prefix: str | None) -> re.Pattern[str] | No
     return re.compile("|".join(alternatives)) if alternatives else None
 
 
-def _scan(stored: str | bytes, finder: _Finder) -> tuple[str, list[tuple[int, int, str]]]:
+def _scan(stored: str | bytes, finder: _Finder, terms: int | None
+          ) -> tuple[str, list[tuple[int, int, str]]]:
     """The text (decompressed only as far as the window needs) and the matches placing it: the
-    first MAX_SPANS, all within SCAN_AFTER characters of the first."""
+    first MAX_SPANS, or those up to a window showing every term, or (terms unknown) those within
+    SCAN_AFTER characters of the first; then a window's width of text after the last."""
     if isinstance(stored, str):
         chunks: Iterator[str] = iter((stored,))
     else:
@@ -137,7 +141,10 @@ def _scan(stored: str | bytes, finder: _Finder) -> tuple[str, list[tuple[int, in
             continue
         found, pos = finder.find(low, pos, MAX_SPANS - len(spans), final)
         spans += found
-        if len(spans) >= MAX_SPANS or (spans and len(text) - spans[0][0] >= SCAN_AFTER):
+        enough = bool(spans) and (
+            len(spans) >= MAX_SPANS or _densest(spans)[1] >= terms if terms is not None
+            else len(spans) >= MAX_SPANS or len(text) - spans[0][0] >= SCAN_AFTER)
+        if enough and len(text) > spans[-1][1] + WINDOW:  # room for any window, and its "…"
             break
     if not exact:  # the loop read every chunk
         return text, _regex_spans(text, finder)
@@ -195,25 +202,31 @@ def fold(token: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
-def _densest(spans: list[tuple[int, int, str]]) -> int:
-    """The first span starting the run (WINDOW // 2 characters) with the most distinct words."""
-    best, best_n = 0, -1
-    for i, (start, _, _) in enumerate(spans):
-        toks = set()
-        for s, _, tok in spans[i:]:
-            if s - start >= WINDOW // 2:
+def _densest(spans: list[tuple[int, int, str]]) -> tuple[int, int]:
+    """The first span starting the run (WINDOW // 2 characters) with the most distinct words
+    (a sliding window; it stops once a run holds every word found), and that number."""
+    every = len({tok for _, _, tok in spans})
+    counts: dict[str, int] = {}
+    best, best_n, j = 0, -1, 0
+    for i, (start, _, tok) in enumerate(spans):
+        while j < len(spans) and spans[j][0] - start < WINDOW // 2:
+            counts[spans[j][2]] = counts.get(spans[j][2], 0) + 1
+            j += 1
+        if len(counts) > best_n:
+            best, best_n = i, len(counts)
+            if best_n == every:
                 break
-            toks.add(tok)
-        if len(toks) > best_n:
-            best, best_n = i, len(toks)
-    return best
+        counts[tok] -= 1
+        if not counts[tok]:
+            del counts[tok]
+    return best, best_n
 
 
 def _mark(text: str, spans: list[tuple[int, int, str]]) -> str:
     """A window of the text around the densest matches, matches wrapped in markers."""
     if not spans:
         return text[:WINDOW]
-    first = spans[_densest(spans)][0]
+    first = spans[_densest(spans)[0]][0]
     begin = max(0, first - WINDOW // 5)
     while begin > 0 and not text[begin - 1].isspace() and first - begin < WINDOW // 3:
         begin -= 1

@@ -285,7 +285,9 @@ def _hits(conn: sqlite3.Connection, picked: list[Picked], parsed: Parsed, where:
         # bm25 draws on statistics of the whole index, sessions the caller may not see
         # included: its value would tell how often a term occurs there. The score shown is the
         # rank, nothing more.
-        hit = hit_from_row(r, score, r["frag"], r["kind"], snippet(r["text"], words, parsed.prefix))
+        terms = None if p.tier else len(parsed.words)
+        hit = hit_from_row(r, score, r["frag"], r["kind"],
+                           snippet(r["text"], words, parsed.prefix, terms))
         sid = hit["sessionId"]
         if sid not in names:
             names[sid] = scope.session_name(conn, sid, hit["sessionName"])
