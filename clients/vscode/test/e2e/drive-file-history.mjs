@@ -6,9 +6,9 @@
 //
 // Usage: node drive-file-history.mjs <config.json>
 // config: { url, chromium, shots, result, log, fileName, writtenLine, handLine } (lines 1-based)
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readFileSync, mkdirSync } from 'node:fs';
 import { chromium } from 'playwright-core';
-import { activeTab, quickPickRows, runCommand, screenshots, sleep, statusBarTexts, stepLog, until } from './workbench.mjs';
+import { activeTab, finish, quickPickRows, recordFailure, runCommand, screenshots, sleep, statusBarTexts, stepLog, until } from './workbench.mjs';
 
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 mkdirSync(cfg.shots, { recursive: true });
@@ -131,13 +131,7 @@ try {
   out.explorerHistory = await until('the history from the explorer', async () => logEvents('fileHistory').slice(before5)[0], 15000);
   await page.keyboard.press('Escape');
 } catch (err) {
-  out.errors.push(String(err?.stack ?? err));
-  try {
-    await shot(page, 'file-failure');
-  } catch {
-    // ignore
-  }
+  await recordFailure(out.errors, err, () => shot(page, 'file-failure'));
 } finally {
-  writeFileSync(cfg.result, JSON.stringify(out, null, 2));
-  await browser.close();
+  await finish(cfg.result, out, browser);
 }

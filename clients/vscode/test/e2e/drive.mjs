@@ -5,10 +5,24 @@
 // Usage: node drive.mjs <config.json>
 // config: { url, chromium, shots, result, log, query, noteName, noteLine, noteColumn, mode? }
 // mode: 'notInstalled' (only the error message), 'install' (accept the install offer first)
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { activeTab, quickPickRows, runCommand, screenshots, sleep, statusBarTexts, stepLog, until } from './workbench.mjs';
+import {
+  activeTab,
+  clickNotificationButton,
+  finish,
+  notification,
+  notificationButtons,
+  quickPickRows,
+  recordFailure,
+  runCommand,
+  screenshots,
+  sleep,
+  statusBarTexts,
+  stepLog,
+  until,
+} from './workbench.mjs';
 
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 mkdirSync(cfg.shots, { recursive: true });
@@ -63,31 +77,21 @@ try {
 
   if (cfg.mode === 'notInstalled') {
     // The server is not installed for the configured interpreter: a clear message with a fix.
-    out.toast = await until('the not-installed message', async () => {
-      const t = await page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts();
-      return t.find((x) => x.includes('not installed'));
-    }, 60000);
-    out.buttons = await page.locator('.notifications-toasts .monaco-button').allInnerTexts();
+    out.toast = await notification(page, 'the not-installed message', 'not installed', 60000);
+    out.buttons = await notificationButtons(page);
     out.statusTexts = await statusBarTexts(page);
     await shot(page, 'not-installed');
   } else flow: {
 
   if (cfg.mode === 'install') {
     // 0. No server anywhere: the extension offers to install its own; accept, wait for it.
-    const toast = '.notifications-toasts .notification-list-item';
-    out.offer = await until('the install offer', async () => {
-      const t = await page.locator(`${toast}-message`).allInnerTexts();
-      return t.find((x) => x.includes('Install pi-event-search'));
-    }, 60000);
-    out.offerButtons = await page.locator(`${toast} .monaco-button`).allInnerTexts();
+    out.offer = await notification(page, 'the install offer', 'Install pi-event-search', 60000);
+    out.offerButtons = await notificationButtons(page);
     out.steps.push({ offer: Date.now() - t0 });
     await shot(page, 'install-offer');
     const clicked = Date.now();
-    await page.locator(`${toast} .monaco-button`, { hasText: 'Install Server' }).first().click();
-    out.progress = await until('the install progress', async () => {
-      const t = await page.locator(`${toast}-message`).allInnerTexts();
-      return t.find((x) => x.includes('installing server'));
-    }, 30000).catch(() => '');
+    await clickNotificationButton(page, 'Install Server');
+    out.progress = await notification(page, 'the install progress', 'installing server', 30000).catch(() => '');
     out.statusWhileInstalling = await until('the status bar while installing', async () =>
       (await statusBarTexts(page)).find((t) => t.includes('installing the server')), 10000).catch(() => '');
     await shot(page, 'install-progress');
@@ -110,16 +114,12 @@ try {
 
   if (cfg.mode === 'update') {
     // A newer server is bundled than the one installed: accept the update, wait for the restart.
-    const toast = '.notifications-toasts .notification-list-item';
-    out.offer = await until('the update offer', async () => {
-      const t = await page.locator(`${toast}-message`).allInnerTexts();
-      return t.find((x) => x.includes('Update it?'));
-    }, 60000);
-    out.offerButtons = await page.locator(`${toast} .monaco-button`).allInnerTexts();
+    out.offer = await notification(page, 'the update offer', 'Update it?', 60000);
+    out.offerButtons = await notificationButtons(page);
     await shot(page, 'update-offer');
     const before = logEvents('install').length;
     const clicked = Date.now();
-    await page.locator(`${toast} .monaco-button`, { hasText: 'Update Server' }).first().click();
+    await clickNotificationButton(page, 'Update Server');
     const done = await until('the updated server', async () => {
       const failed = logEvents('installFailed').at(-1);
       return failed ? { failed } : logEvents('install').slice(before)[0];
@@ -257,10 +257,7 @@ try {
   await page.keyboard.press('Escape');
   await runCommand(page, 'Pi Events: Reindex');
   out.reindex = await until('the reindex answer', async () => logEvents('reindex').at(-1), 20000);
-  out.reindexToast = await until('the reindex notification', async () => {
-    const t = await page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts();
-    return t.find((x) => x.includes('reindexed'));
-  }, 10000).catch(() => '');
+  out.reindexToast = await notification(page, 'the reindex notification', 'reindexed', 10000).catch(() => '');
 
   // 7b. The Filters picker: kind tool.call on the empty query, then clear it again.
   const toggleKind = async (kind) => {
@@ -330,13 +327,7 @@ try {
   await page.keyboard.press('Escape');
   }
 } catch (err) {
-  out.errors.push(String(err?.stack ?? err));
-  try {
-    await shot(page, 'failure');
-  } catch {
-    // ignore
-  }
+  await recordFailure(out.errors, err, () => shot(page, 'failure'));
 } finally {
-  writeFileSync(cfg.result, JSON.stringify(out, null, 2));
-  await browser.close();
+  await finish(cfg.result, out, browser);
 }

@@ -1,7 +1,7 @@
 // What both end-to-end drivers (drive.mjs, drive-file-history.mjs) do with VS Code's workbench in
 // the browser: wait for a condition, read the extension's step log, take screenshots, run a
 // palette command, read quick pick rows, the active tab and the status bar.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -88,3 +88,36 @@ export async function activeTab(page) {
 }
 
 export const statusBarTexts = async (page) => page.locator('.statusbar-item').allInnerTexts();
+
+const TOAST = '.notifications-toasts .notification-list-item';
+
+/** The first notification message that includes `text`, once one shows (throws after `timeout`). */
+export async function notification(page, what, text, timeout) {
+  return until(what, async () => {
+    const messages = await page.locator(`${TOAST}-message`).allInnerTexts();
+    return messages.find((m) => m.includes(text));
+  }, timeout);
+}
+
+/** The labels of the buttons of the notifications shown. */
+export const notificationButtons = async (page) => page.locator(`${TOAST} .monaco-button`).allInnerTexts();
+
+export async function clickNotificationButton(page, label) {
+  await page.locator(`${TOAST} .monaco-button`, { hasText: label }).first().click();
+}
+
+/** A failed drive: the error into `errors`, and a screenshot when the page still takes one. */
+export async function recordFailure(errors, err, screenshot) {
+  errors.push(String(err?.stack ?? err));
+  try {
+    await screenshot();
+  } catch {
+    // the page is gone: the error says enough
+  }
+}
+
+/** The end of a drive: what it saw written to `resultFile` as JSON, the browser closed. */
+export async function finish(resultFile, out, browser) {
+  writeFileSync(resultFile, JSON.stringify(out, null, 2));
+  await browser.close();
+}
