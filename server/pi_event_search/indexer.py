@@ -98,6 +98,10 @@ class FileRow(NamedTuple):
     canonical_path: str | None
 
 
+# The SELECT is spelled from FileRow's fields: a row maps to a FileRow by name, in one place.
+_SELECT_FILES = f"SELECT {', '.join(FileRow._fields)} FROM files"
+
+
 class _Settled(dict[str, tuple[object, ...]]):
     """path -> (root, dev, ino, size, mtime_ns) of each file whose last pass left it settled
     (indexed, duplicate or skipped), with the number of indexed ones."""
@@ -118,9 +122,8 @@ def _known(conn: sqlite3.Connection) -> tuple[dict[str, FileRow], _Settled]:
     cached = _KNOWN.get(id(conn))
     if cached is not None and cached[0] is conn and cached[1] == key:
         return cached[2], cached[3]
-    known = {row[0]: FileRow(*row) for row in conn.execute(
-        "SELECT path, root, dev, ino, size, mtime_ns, session_id, status, reason, canonical_path "
-        "FROM files")}
+    rows = map(FileRow._make, conn.execute(_SELECT_FILES))
+    known = {r.path: r for r in rows}
     settled = _Settled((p, (r.root, r.dev, r.ino, r.size, r.mtime_ns)) for p, r in known.items()
                        if r.status in ("indexed", "duplicate", "skipped"))
     settled.indexed = sum(1 for r in known.values() if r.status == "indexed")
