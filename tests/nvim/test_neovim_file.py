@@ -12,6 +12,7 @@ from test_neovim import World, needs_nvim, ok, run_script, server_cmd, telescope
 
 from builder import BASE_TIME, SessionBuilder
 
+pytestmark = pytest.mark.editor
 __all__ = ["server_cmd"]  # the module-scoped fixture, shared with test_neovim.py
 
 FILE = [

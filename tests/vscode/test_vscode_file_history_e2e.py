@@ -11,8 +11,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
 from test_vscode_e2e import ARTIFACTS, EXT, check_readable, running_code_server
 
+pytestmark = pytest.mark.editor
 DRIVER = EXT / "test" / "e2e" / "drive-file-history.mjs"
 FILE = [
     "export function reconnect() {",
