@@ -8,8 +8,9 @@ from pathlib import Path
 
 PACKAGE = "pi_event_search"
 SOURCE = Path(__file__).resolve().parent.parent / "server" / PACKAGE
-# The CLI loads the language server's stack (pygls) only for `serve`: a startup cost, not a cycle.
-LAZY_ALLOWED = {("cli", "lsp_main")}
+# Startup costs, not cycles: the CLI loads the language server's stack (pygls, ~250 ms) only for
+# `serve`, and the watcher (watchfiles, asyncio, ~25 ms) only for `index --watch`.
+LAZY_ALLOWED = {("cli", "lsp_main"), ("render_text", "watch")}
 
 
 def _modules() -> dict[str, ast.Module]:

@@ -7,7 +7,6 @@ import time
 
 from pi_event_search.engine import Engine
 from pi_event_search.indexer import Progress
-from pi_event_search.watch import watch_forever
 from pi_event_search.wire import Hit, ReadResult, StatusResult, TraceResult
 
 
@@ -39,6 +38,10 @@ def index(engine: Engine, watch: bool) -> int:
     print(f"indexed {report.files} files in {time.monotonic() - started:.1f}s: {changes}; "
           f"{report.events} new events, {report.removed} sessions removed", file=sys.stderr)
     if watch:
+        # Imported here, not above: watchfiles and asyncio cost every other command about 25 ms.
+        # Nothing watch imports comes back here (tests/test_imports.py).
+        from pi_event_search.watch import watch_forever
+
         watch_forever(engine, lambda r: print(
             f"updated: {r.changed_sessions} sessions, {r.events} new events", file=sys.stderr))
     return 0
