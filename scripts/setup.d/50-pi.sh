@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Pi extension's npm dependencies (clients/pi/package-lock.json): Pi itself
-# (@mariozechner/pi-coding-agent 0.73.1, pinned) for the end-to-end tests in tests/pi, TypeScript
-# and jiti for its type check and unit tests. Idempotent: skips `npm ci` when node_modules already
-# matches the lock file. A failure makes tests/pi skip, saying why.
+# (@mariozechner/pi-coding-agent 0.73.1, pinned) for the end-to-end tests in tests/pi; TypeScript,
+# typescript-eslint and jiti for its type check, lint and unit tests. Idempotent: skips `npm ci`
+# when node_modules already matches the lock file. A failure makes tests/pi skip, saying why.
 set -euo pipefail
 cd "$(dirname "$0")/../../clients/pi"
 command -v node >/dev/null || { echo "node not found: Pi extension tests will skip" >&2; exit 1; }

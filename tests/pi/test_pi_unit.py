@@ -1,6 +1,6 @@
-"""The Pi extension's own checks: its unit tests (`node --test`, loaded with jiti as Pi loads the
-extension) and the strict type-check. Installed by scripts/setup.d/50-pi.sh; skipped, saying why,
-when it could not be.
+"""The Pi extension's own checks: ESLint (typescript-eslint, type-checked) then its unit tests
+(`node --test`, loaded with jiti as Pi loads the extension), both in `npm test`, and the strict
+type-check. Installed by scripts/setup.d/50-pi.sh; skipped, saying why, when it could not be.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ EXT = Path(__file__).resolve().parents[2] / "clients" / "pi"
 def need_node_modules() -> None:
     if shutil.which("node") is None:
         pytest.skip("node not found")
-    if not (EXT / "node_modules" / "jiti").exists():
-        pytest.skip("clients/pi/node_modules missing: run scripts/setup.d/50-pi.sh")
+    for package in ("jiti", "eslint", "typescript-eslint"):
+        if not (EXT / "node_modules" / package).exists():
+            pytest.skip(f"clients/pi/node_modules/{package} missing: run scripts/setup.d/50-pi.sh")
 
 
 def test_unit_tests_pass() -> None:
@@ -30,13 +31,20 @@ def test_unit_tests_pass() -> None:
     # The EventServer tests run against this checkout's server.
     env = {**os.environ, "PIES_TEST_SERVER": f"{sys.executable} -m pi_event_search"}
     out = subprocess.run(["npm", "test", "--silent"], cwd=EXT, capture_output=True, text=True,
-                         timeout=180, env=env)
+                         timeout=300, env=env)
     summary = "\n".join(line for line in out.stdout.splitlines() if line.startswith("# "))
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
     m = re.search(r"^# pass (\d+)$", out.stdout, re.M)
     assert m and int(m[1]) >= 25, summary
     assert re.search(r"^# fail 0$", out.stdout, re.M), summary
     assert re.search(r"^# skipped 0$", out.stdout, re.M), summary
+
+
+def test_npm_test_lints_first() -> None:
+    # The house habit: lint problems fail `npm test` before any unit test runs.
+    manifest = json.loads((EXT / "package.json").read_text())
+    assert manifest["scripts"]["test"].startswith("eslint && ")
+    assert {"eslint", "typescript-eslint", "@eslint/js"} <= set(manifest["devDependencies"])
 
 
 def test_typecheck_strict() -> None:

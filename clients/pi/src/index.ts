@@ -78,13 +78,13 @@ export default function (pi: ExtensionAPI): void {
 
 	// With a tool_call handler registered, Pi writes its queued entries before a tool runs: the
 	// entry holding the call (the cutoff) is then on disk when execute starts.
-	pi.on("tool_call", async () => undefined);
+	pi.on("tool_call", () => undefined);
 
 	// Freshness without delaying Pi: ask for a refresh, never await it here.
 	// Only this Pi's own session file changed; the server's watcher follows every other file.
 	const refresh = (file: string | undefined): void => server?.refreshSoon(file ? [file] : undefined);
-	pi.on("turn_end", async (_event, ctx) => refresh(ctx.sessionManager.getSessionFile()));
-	pi.on("agent_end", async (_event, ctx) => refresh(ctx.sessionManager.getSessionFile()));
+	pi.on("turn_end", (_event, ctx) => refresh(ctx.sessionManager.getSessionFile()));
+	pi.on("agent_end", (_event, ctx) => refresh(ctx.sessionManager.getSessionFile()));
 
 	pi.on("session_shutdown", async () => {
 		const s = server;

@@ -139,5 +139,5 @@ export interface TraceResult {
 export const ERRORS = { invalidParams: -32602, notFound: -32001, cancelled: -32800 } as const;
 
 export function isVisible(node: Node | null | undefined): node is VisibleNode {
-	return !!node && node.masked !== true && typeof (node as VisibleNode).ref === "string";
+	return !!node && node.masked !== true && typeof node.ref === "string";
 }

@@ -25,6 +25,15 @@ export class RpcAborted extends Error {}
 /** The connection closed (the server exited) before the answer came. */
 export class RpcClosed extends Error {}
 
+/** A JSON-RPC message from the server, as far as dispatch reads it. */
+interface Message {
+	id?: number | string | null;
+	method?: string;
+	params?: unknown;
+	result?: unknown;
+	error?: { code: number; message: string; data?: unknown };
+}
+
 interface Pending {
 	resolve: (value: unknown) => void;
 	reject: (err: Error) => void;
@@ -137,12 +146,15 @@ export class RpcConnection {
 	}
 
 	private dispatch(body: string): void {
-		let msg: { id?: number | string | null; method?: string; params?: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } };
+		let parsed: unknown;
 		try {
-			msg = JSON.parse(body);
+			parsed = JSON.parse(body);
 		} catch {
 			return; // not ours to fix; the request it belonged to will time out
 		}
+		// A body that is not a JSON object (`null`, a number) is no message either.
+		if (typeof parsed !== "object" || parsed === null) return;
+		const msg = parsed as Message;
 		if (msg.method !== undefined) {
 			if (msg.id !== undefined && msg.id !== null) this.answerServerRequest(msg.id, msg.method);
 			else this.handlers.get(msg.method)?.(msg.params);

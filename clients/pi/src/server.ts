@@ -252,18 +252,11 @@ export function initializeParams(roots: string[], settings: Settings): object {
 export function abortable<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> {
 	if (!signal) return promise;
 	if (signal.aborted) return Promise.reject(new RpcAborted("cancelled"));
-	return new Promise<T>((resolve, reject) => {
-		const onAbort = (): void => reject(new RpcAborted("cancelled"));
+	let onAbort = (): void => undefined;
+	const aborted = new Promise<never>((_resolve, reject) => {
+		onAbort = () => reject(new RpcAborted("cancelled"));
 		signal.addEventListener("abort", onAbort, { once: true });
-		promise.then(
-			(v) => {
-				signal.removeEventListener("abort", onAbort);
-				resolve(v);
-			},
-			(e: unknown) => {
-				signal.removeEventListener("abort", onAbort);
-				reject(e);
-			},
-		);
 	});
+	// The race passes the promise's own rejection through untouched, whatever it is.
+	return Promise.race([promise, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
 }

@@ -110,7 +110,7 @@ function checked<T>(fn: () => T): T {
 	try {
 		return fn();
 	} catch (err) {
-		if (err instanceof BadArgument) throw new Error(`Invalid arguments: ${err.message}`);
+		if (err instanceof BadArgument) throw new Error(`Invalid arguments: ${err.message}`, { cause: err });
 		throw err;
 	}
 }

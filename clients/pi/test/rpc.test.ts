@@ -17,7 +17,7 @@ function pair() {
 			const start = m[0].length;
 			const len = Number(m[1]);
 			if (Buffer.byteLength(buf) < start + len) return;
-			sent.push(JSON.parse(buf.slice(start, start + len)));
+			sent.push(JSON.parse(buf.slice(start, start + len)) as Record<string, unknown>);
 			buf = buf.slice(start + len);
 		}
 	});
@@ -84,4 +84,12 @@ test("notifications reach their handler; server requests are answered", async ()
 	await tick();
 	assert.deepEqual(seen, [{ generation: 2 }]);
 	assert.deepEqual(sent.at(-1), { jsonrpc: "2.0", id: 9, result: null });
+});
+
+test("a body that is not a JSON object is passed over; the next answer still arrives", async () => {
+	const { conn, toClient, reply } = pair();
+	const p = conn.request<{ v: number }>("piEvents/search", {}, { timeoutMs: 1000 });
+	for (const body of ["null", "7", "{not json"]) toClient.write(`Content-Length: ${body.length}\r\n\r\n${body}`);
+	reply({ id: 1, result: { v: 1 } });
+	assert.deepEqual(await p, { v: 1 });
 });

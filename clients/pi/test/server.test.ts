@@ -7,8 +7,8 @@ import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { RpcAborted } from "../src/rpc.ts";
-import { EventServer, ServerUnavailable } from "../src/server.ts";
+import { RpcAborted, RpcError } from "../src/rpc.ts";
+import { abortable, EventServer, ServerUnavailable } from "../src/server.ts";
 import { DEFAULTS, type Settings } from "../src/settings.ts";
 
 const command = process.env.PIES_TEST_SERVER?.split(" ");
@@ -23,6 +23,18 @@ function setup(): { server: EventServer; root: string } {
 	const settings: Settings = { ...DEFAULTS, server: command, serverOrigin: "test", indexPath: join(base, "index.sqlite3"), warnings: [] };
 	return { server: new EventServer(settings), root };
 }
+
+test("abortable passes the promise's answer or rejection through untouched; the signal rejects with RpcAborted", async () => {
+	const ac = new AbortController();
+	assert.equal(await abortable(Promise.resolve(1), ac.signal), 1);
+	const own = new RpcError(-32001, "not found");
+	await assert.rejects(abortable(Promise.reject(own), ac.signal), (e) => e === own);
+	const never = new Promise<number>(() => undefined);
+	const p = abortable(never, ac.signal);
+	ac.abort();
+	await assert.rejects(p, RpcAborted);
+	await assert.rejects(abortable(never, ac.signal), RpcAborted);
+});
 
 const SEARCH = { query: "anything", currentSession: { sessionId: "S0", cutoff: null } };
 
