@@ -6,19 +6,7 @@
 import { StringEnum } from "@mariozechner/pi-ai";
 import { type Static, Type } from "typebox";
 import type { CurrentSession } from "./caller.ts";
-
-export const KINDS = [
-	"user.text",
-	"assistant.text",
-	"tool.call",
-	"tool.result",
-	"bash.command",
-	"bash.output",
-	"summary.compaction",
-	"summary.branch",
-	"custom.message",
-	"session.name",
-] as const;
+import { KINDS } from "./protocol.ts";
 
 export const SEARCH_LIMIT = { default: 10, max: 50 } as const;
 

@@ -1,11 +1,31 @@
 /**
- * The answers of pi-event-search (docs/protocol.md), as far as this extension reads them.
- * Types only. Over LSP a field without a value may be missing: every optional field may be.
+ * Wire shapes of the pi-event-search server (docs/protocol.md): types, constants and one guard;
+ * no Pi, no vscode, no I/O. Over LSP a field without a value may be missing: every optional field
+ * may be.
+ *
+ * The one copy for both clients: clients/vscode/src/core/protocol.ts re-exports this file and
+ * esbuild bundles it. It lives here because this package ships its sources (Pi loads them with
+ * jiti, no build step) and must stay whole when installed from npm.
  */
+
+export const KINDS = [
+	"user.text",
+	"assistant.text",
+	"tool.call",
+	"tool.result",
+	"bash.command",
+	"bash.output",
+	"summary.compaction",
+	"summary.branch",
+	"custom.message",
+	"session.name",
+] as const;
+
+export type Kind = (typeof KINDS)[number];
 
 export interface Source {
 	path: string;
-	uri?: string;
+	uri: string;
 	/** 1-based. */
 	line: number;
 	byteOffset?: number;
@@ -25,12 +45,35 @@ export interface Hit {
 	snippet: string;
 	/** [start, end) in Unicode code points of `snippet`. */
 	matches?: [number, number][];
+	score?: number;
 	cwd?: string | null;
 	sessionName?: string | null;
 	branchState?: string;
 	contextRole?: string;
 	selectionState?: string;
-	source?: Source;
+	source: Source;
+}
+
+export interface SearchFilters {
+	kind?: string[];
+	role?: string[];
+	tool?: string[];
+	sessionId?: string;
+	cwd?: string;
+	since?: string;
+	until?: string;
+	errors?: boolean;
+	branchState?: string[];
+	selectionState?: string[];
+	file?: string;
+}
+
+export interface SearchParams {
+	query: string;
+	limit?: number;
+	cursor?: string | null;
+	prefixLast?: boolean;
+	filters?: SearchFilters;
 }
 
 export interface SearchResult {
@@ -52,7 +95,21 @@ export interface VisibleNode {
 	source?: Source;
 }
 
-export type Node = VisibleNode | { masked: true };
+export interface MaskedNode {
+	masked: true;
+}
+
+export type Node = VisibleNode | MaskedNode;
+
+export interface ReadParams {
+	ref: string;
+	fragment?: string;
+	offset?: number;
+	length?: number;
+	before?: number;
+	after?: number;
+	order?: "append" | "branch";
+}
 
 export interface ReadEvent {
 	ref: string;
@@ -109,8 +166,15 @@ export interface Relation {
 	type: string;
 	direction: "in" | "out";
 	label: string;
+	/** Every relation but `file-*` names an event; those name a file (listed in `files` too). */
 	node?: Node;
 	path?: string;
+}
+
+export interface FileTouch {
+	op: string;
+	path: string;
+	label: string;
 }
 
 export interface Lineage {
@@ -131,12 +195,60 @@ export interface TraceResult {
 	towardLeaf?: "parent" | "child" | "self" | null;
 	towardLeafRef?: string | null;
 	relations: Relation[];
-	files: { op: string; path: string; label: string }[];
+	files: FileTouch[];
 	lineage: Lineage[];
 	labels: string[];
 }
 
-export const ERRORS = { invalidParams: -32602, notFound: -32001, cancelled: -32800 } as const;
+export interface StatusResult {
+	index: { path: string; bytes: number; schemaVersion: number; generation: number; indexing: boolean };
+	sessions: number;
+	events: number;
+	fragments: number;
+	stale: { sessionId?: string; path: string; error?: string }[];
+	unavailable: { sessionId?: string; path: string }[];
+	duplicates: { sessionId?: string; path: string; canonicalPath?: string }[];
+	skipped: unknown[];
+	sessionDirs: string[];
+	roots: string[];
+}
+
+export interface IndexChanged {
+	generation: number;
+	changedSessions: number;
+	indexing: boolean;
+}
+
+export interface ReindexResult {
+	changedSessions: number;
+	generation: number;
+}
+
+/** piEvents/eventAt: the event at a 0-based line of a session file, named by the index. */
+export interface EventAtParams {
+	uri: string;
+	line: number;
+}
+
+export type EventAtResult = { ref: string; sessionId: string; entryId: string; source: Source } | { ref: null };
+
+export const METHODS = {
+	search: "piEvents/search",
+	read: "piEvents/read",
+	trace: "piEvents/trace",
+	eventAt: "piEvents/eventAt",
+	status: "piEvents/status",
+	reindex: "piEvents/reindex",
+	indexChanged: "piEvents/indexChanged",
+} as const;
+
+export const ERRORS = {
+	invalidParams: -32602,
+	notFound: -32001,
+	staleCursor: -32002,
+	queryTooLong: -32003,
+	cancelled: -32800,
+} as const;
 
 export function isVisible(node: Node | null | undefined): node is VisibleNode {
 	return !!node && node.masked !== true && typeof node.ref === "string";

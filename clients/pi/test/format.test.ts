@@ -18,6 +18,7 @@ function hit(n: number, extra: Partial<Hit> = {}): Hit {
 		sessionName: null,
 		branchState: "selected",
 		selectionState: "direct",
+		source: { path: "/s.jsonl", uri: "file:///s.jsonl", line: n + 1 },
 		...extra,
 	};
 }
@@ -88,7 +89,7 @@ test("the first hit is always shown, even over budget", () => {
 function readResult(text: string, extra: Partial<ReadResult> = {}): ReadResult {
 	return {
 		event: { ref: "pi-event:S1/e1", sessionId: "S1", entryId: "e1", parentId: "e0", entryType: "message", role: "toolResult", toolName: "bash", kinds: ["tool.result"], timestamp: "2026-05-01T10:00:09.020Z", isError: false, cwd: "/p", sessionName: "n", branchState: "selected", contextRole: "conversation", selectionState: "direct" },
-		source: { path: "/s.jsonl", line: 6 },
+		source: { path: "/s.jsonl", uri: "file:///s.jsonl", line: 6 },
 		fragments: [{ fragmentId: "tool.result:0", kind: "tool.result", text, offset: 0, length: text.length, totalLength: text.length, truncated: false }],
 		omitted: [],
 		neighbours: { order: "append", before: [{ ref: "pi-event:S1/e0", sessionId: "S1", entryId: "e0", kind: "tool.call", preview: "bash ls" }], after: [], alternatives: [], stoppedAtFork: false },

@@ -13,7 +13,7 @@ test("the call reads as one line: the query or ref, then the other arguments", (
 });
 
 test("results summarize in one line", () => {
-	const hit = { ref: "pi-event:S/E", sessionId: "S", entryId: "E", kind: "user.text", snippet: "x" };
+	const hit = { ref: "pi-event:S/E", sessionId: "S", entryId: "E", kind: "user.text", snippet: "x", source: { path: "/s.jsonl", uri: "file:///s.jsonl", line: 1 } };
 	const search: Details = { ...common, tool: "event_search", result: { hits: [hit, hit], nextCursor: "n" } };
 	assert.equal(resultSummary(search), "2 hits, more exist: pi-event:S/E …");
 	assert.equal(resultSummary({ ...common, tool: "event_search", result: { hits: [], nextCursor: null } }), "0 hits");

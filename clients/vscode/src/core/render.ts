@@ -302,6 +302,8 @@ export function traceEntries(t: TraceResult, now: number): TraceEntry[] {
   for (const s of t.siblings ?? []) out.push(nodeEntry('Siblings', s, now));
   for (const r of t.relations ?? []) {
     if (r.type === 'parent' || r.type === 'child' || r.type === 'sibling') continue;
+    // file-* relations name a file, not an event: the Files section lists them.
+    if (!r.node) continue;
     const arrow = r.direction === 'out' ? '→' : '←';
     out.push(nodeEntry('Relations', r.node, now, `${arrow} ${r.type} (${r.label})`));
   }

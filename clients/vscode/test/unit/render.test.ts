@@ -136,13 +136,14 @@ describe('traceEntries', () => {
     relations: [
       { type: 'parent', direction: 'out', label: 'recorded', node: node('p') },
       { type: 'tool-result-for', direction: 'in', label: 'recorded', node: node('r') },
+      { type: 'file-read', direction: 'out', label: 'derived', path: '/p/src/ws.ts' },
     ],
     files: [{ op: 'read', path: '/p/src/ws.ts', label: 'derived' }],
     lineage: [{ relation: 'session-parent', sessionId: 'S0', path: '/s/0.jsonl', forkAnchor: node('f') }, { relation: 'session-parent', masked: true }],
     labels: ['start'],
   };
   const entries = traceEntries(t, NOW);
-  it('groups into sections in order, skipping tree relations already shown', () => {
+  it('groups into sections in order, skipping tree and file relations shown elsewhere', () => {
     assert.deepEqual(
       entries.map((e) => `${e.section}:${e.ref?.split('/').pop() ?? e.path ?? e.label}`),
       [
