@@ -6,11 +6,13 @@ looks at each session's recorded cwd) and never opens a file for writing.
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from pi_event_search import jsonl
 
@@ -29,8 +31,9 @@ class SessionDir:
     live: bool  # Pi's own directory (True) or an extra/archive directory (False)
 
 
-@dataclass(frozen=True, slots=True)
-class Observation:
+class Observation(NamedTuple):
+    """One candidate file as stat saw it (a tuple: a full rescan makes one per file)."""
+
     path: str
     root: str
     live: bool
@@ -46,6 +49,9 @@ class HeaderInfo:
     reason: str | None  # why the file is not (yet) a session
 
 
+_NAME = operator.attrgetter("name")
+
+
 def scan(dirs: list[SessionDir]) -> tuple[list[Observation], set[str]]:
     """Every candidate file, and the roots that could not be read (their sessions are kept)."""
     found: list[Observation] = []
@@ -57,12 +63,12 @@ def scan(dirs: list[SessionDir]) -> tuple[list[Observation], set[str]]:
         except OSError:
             unavailable.add(d.path)
             continue
-        for entry in sorted(top, key=lambda e: e.name):
+        for entry in sorted(top, key=_NAME):
             if entry.name.endswith(".jsonl"):
                 _observe(entry.path, d, found, seen)
             elif _is_dir(entry):
                 try:
-                    inner = sorted(os.scandir(entry.path), key=lambda e: e.name)
+                    inner = sorted(os.scandir(entry.path), key=_NAME)
                 except OSError:
                     continue
                 for sub in inner:
