@@ -167,10 +167,11 @@ def _scored(conn: sqlite3.Connection, match: str, f: Filters, where: list[str],
     if not rows:
         return rows
     if len(rows) >= CANDIDATES and not deep:
-        avg = sum(r[3] for r in rows) / len(rows) or 1.0
+        avg = sum(size for _, _, _, size, _ in rows) / len(rows) or 1.0
         return [(fid, eid, kind, -2.2 / (1.3 + 0.9 * size / avg), ts)
                 for fid, eid, kind, size, ts in rows]
-    lo, hi = min(r[0] for r in rows), max(r[0] for r in rows)
+    fids = [fid for fid, *_ in rows]
+    lo, hi = min(fids), max(fids)
     bm25 = dict(_tuples(conn).execute(
         f"SELECT rowid, bm25(fts, {COLUMN_WEIGHTS[0]}, {COLUMN_WEIGHTS[1]}) FROM fts "
         "WHERE fts MATCH ? AND rowid BETWEEN ? AND ?", (match, lo, hi)).fetchall())
