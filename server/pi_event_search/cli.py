@@ -73,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--file", metavar="PATH", help="events with evidence about this file")
     p.add_argument("--limit", type=int, default=20)
     p.add_argument("--cursor")
+    p.add_argument("--prefix-last", action="store_true",
+                   help="the last word is a prefix, as typed in a picker (recon finds reconnect)")
     p.add_argument("--demo", action="store_true",
                    help="search a generated demo history when no Pi history exists")
     p = sub.add_parser("read", help="read one event exactly, from its source file")
@@ -174,7 +176,8 @@ def _search(engine: Engine, args: argparse.Namespace) -> int:
         selection_states=args.selection_state,
         file=str(Path(args.file).resolve()) if args.file and Path(args.file).exists()
         else args.file)
-    page = engine.search(args.query, filters, _scope(args), limit=args.limit, cursor=args.cursor)
+    page = engine.search(args.query, filters, _scope(args), limit=args.limit, cursor=args.cursor,
+                         prefix_last=args.prefix_last)
     if args.json:
         _out({"hits": page.hits, "nextCursor": page.next_cursor})
     else:

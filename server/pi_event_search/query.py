@@ -37,6 +37,9 @@ class Parsed:
     inflected: str | None = None  # the expression with inflections; None when nothing inflects
     forms: tuple[str, ...] = ()  # words plus their inflections, for highlighting those hits
     prefix: str | None = None  # the search-as-you-type prefix, if any
+    # The FTS5 text both expressions end with when that prefix is one token (`"recon" *`): what
+    # prefixes.expand replaces with the vocabulary's terms.
+    tail: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,15 +82,16 @@ def parse(query: str, *, prefix_last: bool = False) -> Parsed:
     if not terms:
         return Parsed(None, ())
     exact = [_quote(t.text) for t in terms]
-    prefix = None
+    prefix = tail = None
     if prefix_last and not terms[-1].quoted and not query.rstrip().endswith('"') \
             and query[-1:] not in (" ", "\t"):
         exact[-1] += " *"
         prefix = terms[-1].text.split()[-1].lower()
+        tail = exact[-1] if " " not in terms[-1].text else None
         terms[-1] = _Term(terms[-1].text, False, ())
     inflected = [("(" + " OR ".join(_quote(v) for v in t.variants) + ")") if t.variants else e
                  for t, e in zip(terms, exact, strict=True)]
     words = tuple(dict.fromkeys(w.lower() for t in terms for w in t.text.split()))
     more = tuple(dict.fromkeys([*words, *(v for t in terms for v in t.variants)]))
     expanded = " AND ".join(inflected) if more != words else None
-    return Parsed(" ".join(exact), words, expanded, more, prefix)
+    return Parsed(" ".join(exact), words, expanded, more, prefix, tail)

@@ -17,6 +17,7 @@ from pi_event_search.authz import Scope, under_sql
 from pi_event_search.cursors import StaleCursor as StaleCursor  # its home; imported from here too
 from pi_event_search.filters import Filters as Filters  # its home; imported from here too
 from pi_event_search.hits import hit_from_row, snippet
+from pi_event_search.prefixes import expand
 from pi_event_search.query import Parsed, parse
 from pi_event_search.wire import Hit
 
@@ -123,7 +124,7 @@ def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope,
                 return Page([], None)
             picked = _recent(conn, filters, where, params, limit + 1, offset)
         else:
-            picked = _ranked(conn, parsed, filters, where, params, scope.fts_filter(),
+            picked = _ranked(conn, expand(conn, parsed), filters, where, params, scope.fts_filter(),
                              offset + limit + 1)[offset:]
         more = len(picked) > limit
         hits = _hits(conn, picked[:limit], parsed, where, params, offset, scope)
