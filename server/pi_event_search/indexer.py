@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from pi_event_search import store
+from pi_event_search import ftsload, store
 from pi_event_search.discovery import HeaderInfo, Observation, SessionDir, read_header_info, scan
 from pi_event_search.ingest import RACY_NS, Outcome, apply_file, mark_stale
 from pi_event_search.prepare import ReadAhead, cores
@@ -46,6 +46,7 @@ class Report:
 def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
             progress: Progress | None = None) -> Report:
     """Bring the index up to date with what is on disk now."""
+    ftsload.wait_for_other_loader(conn)
     observed, unavailable = scan(dirs)
     report = Report(files=len(observed))
     known, settled = _known(conn)
@@ -60,18 +61,29 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
     todo = [o for o in observed if _to_apply(o, infos[o.path], canonical, known.get(o.path))]
     new = sum(o.size for o in todo if _fresh(known.get(o.path)))
     bulk = pending or (new > 0 and not known) or new >= BULK_BYTES
+    load = None
     if bulk:
         store.bulk_begin(conn)
-    _apply_all(conn, observed, infos, canonical, known, report, progress, todo, bulk)
-    with store.WriteBatch(conn) as batch:
-        batch.begin()
-        report.removed = _forget(conn, {o.path for o in observed}, {d.path for d in dirs},
-                                 unavailable)
-        batch.dirty |= report.removed > 0
+        load = ftsload.begin(conn)
+    try:
+        _apply_all(conn, observed, infos, canonical, known, report, progress, todo, bulk)
+        with store.WriteBatch(conn) as batch:
+            batch.begin()
+            report.removed = _forget(conn, {o.path for o in observed}, {d.path for d in dirs},
+                                     unavailable)
+            batch.dirty |= report.removed > 0
+    except BaseException:
+        if load is not None:
+            load.abandon()
+        raise
     if bulk:
         if progress is not None:
             progress(len(observed), len(observed), "merging the full-text index")
         started = time.monotonic()
+        if load is not None:
+            load.finish()
+            if os.environ.get("PIES_INDEX_STATS"):
+                print(f"index stats: full-text writer cpu {load.cpu:.2f} s", file=sys.stderr)
         store.bulk_end(conn)
         if os.environ.get("PIES_INDEX_STATS"):
             print(f"index stats: final merge and indexes {time.monotonic() - started:.2f} s",
@@ -174,7 +186,10 @@ def _read_ahead(todo: list[Observation], known: dict[str, FileRow]
 
 def refresh_paths(conn: sqlite3.Connection, paths: set[str]) -> Report | None:
     """Apply just these files (a watcher's hint that they grew), when each is a known, indexed
-    session file that still exists; None when only a full refresh can tell what happened."""
+    session file that still exists; None when only a full refresh can tell what happened (or
+    finish a bulk load: its full-text rows must go through its side database)."""
+    if conn.execute("SELECT 1 FROM meta WHERE key = 'fts_load'").fetchone() is not None:
+        return None
     observed: list[tuple[Observation, str]] = []
     for path in sorted(paths):
         row = conn.execute("SELECT root, live, session_id, status FROM files WHERE path = ?",

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from pi_event_search import jsonl, tree
+from pi_event_search import ftsload, jsonl, tree
 from pi_event_search.authz import place_tokens, with_places
 from pi_event_search.discovery import Observation
 from pi_event_search.prepare import ParsedFile, Prepared, parse_open, prepare
@@ -211,7 +211,7 @@ class _Batch:
         """Write the bulky rows gathered so far (text, FTS, relations); events wait for states."""
         self.conn.executemany("INSERT INTO fragments (fid, eid, frag, kind, text, meta) "
                               "VALUES (?,?,?,?,?,?)", self.fragments)
-        self.conn.executemany("INSERT INTO fts (rowid, text, meta) VALUES (?,?,?)", self.fts)
+        ftsload.insert(self.conn, self.fts)
         self.conn.executemany("INSERT INTO relations VALUES (?,?,?)", self.relations)
         self.conn.executemany("INSERT INTO calls VALUES (?,?,?)", self.calls)
         self.conn.executemany("INSERT INTO file_refs VALUES (?,?,?,?)", self.files)

@@ -14,11 +14,16 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Protocol
 
 APPLICATION_ID = 0x50494553  # "PIES"
 SCHEMA_VERSION = 9
 
-SCHEMA = """
+# The full-text table; a bulk load builds a copy of it in a side database (ftsload.py).
+FTS_TABLE = ("CREATE VIRTUAL TABLE {name} USING fts5(text, meta, content='',\n"
+             "  tokenize='unicode61 remove_diacritics 2');")
+
+SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files (
   path TEXT PRIMARY KEY, root TEXT NOT NULL, live INTEGER NOT NULL,
@@ -48,8 +53,7 @@ CREATE TABLE fragments (
   fid INTEGER PRIMARY KEY, eid INTEGER NOT NULL, frag TEXT NOT NULL, kind TEXT NOT NULL,
   text NOT NULL, meta TEXT NOT NULL);
 CREATE INDEX fragments_eid ON fragments(eid);
-CREATE VIRTUAL TABLE fts USING fts5(text, meta, content='',
-  tokenize='unicode61 remove_diacritics 2');
+{FTS_TABLE.format(name="fts")}
 CREATE TABLE relations (eid INTEGER NOT NULL, type TEXT NOT NULL, target TEXT NOT NULL);
 CREATE INDEX relations_eid ON relations(eid);
 CREATE INDEX relations_target ON relations(target, type);
@@ -232,6 +236,17 @@ def bulk_end(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
+class Follower(Protocol):
+    """Another writer whose transactions follow this connection's (ftsload's side database)."""
+
+    def commit(self) -> None: ...
+    def rollback(self) -> None: ...
+
+
+# Connection id -> its follower, while one is attached (a bulk load's full-text writer).
+FOLLOWERS: dict[int, Follower] = {}
+
+
 class WriteBatch:
     """One write transaction over several files, committed every `seconds`: a cold index pays
     few fsyncs, and the write lock is never held long. Files apply without savepoints
@@ -255,6 +270,8 @@ class WriteBatch:
                 bump_generation(self.conn)
             self.conn.execute("COMMIT")
             self.started, self.dirty = None, False
+            if (follower := FOLLOWERS.get(id(self.conn))) is not None:
+                follower.commit()
 
     def maybe_commit(self) -> bool:
         if self.started is not None and time.monotonic() - self.started > self.seconds:
@@ -266,6 +283,8 @@ class WriteBatch:
         if self.started is not None:
             self.conn.execute("ROLLBACK")
             self.started, self.dirty = None, False
+            if (follower := FOLLOWERS.get(id(self.conn))) is not None:
+                follower.rollback()
 
     def __enter__(self) -> WriteBatch:
         return self
@@ -273,6 +292,5 @@ class WriteBatch:
     def __exit__(self, exc_type: object, *_: object) -> None:
         if exc_type is None:
             self.commit()
-        elif self.started is not None:
-            self.conn.execute("ROLLBACK")
-            self.started = None
+        else:
+            self.rollback()

@@ -1,0 +1,237 @@
+"""A bulk load's full-text index, written by a second SQLite writer on the second core.
+
+FTS5's tokenizing and segment writing are two thirds of a cold index's writer, and SQLite has one
+writer per database. So a bulk load into an empty full-text index writes its FTS5 rows into a
+side database, `<index>.fts-load`, from a thread of its own: the same table definition, fed in
+the same order, its transactions committed and rolled back right after the writer's (it is the
+writer's `store.Follower`). The load ends by copying the side index's shadow tables into the
+empty main one in one transaction: the same tokenizer over the same rows gives the same bytes.
+
+The main index stays the source of truth. A load killed midway leaves its fragments and the
+`bulk` flag; the next pass deletes the side file, feeds it the fragments already committed, and
+carries on. While a load runs, its process holds an exclusive lock on the side file: another
+process that finds the load unfinished waits for that lock before it writes (a dead process
+holds no lock). The side file never holds anything the main index does not.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pi_event_search import store
+from pi_event_search.authz import place_tokens, with_places
+from pi_event_search.prepare import cores
+
+_INSERT = "INSERT INTO fts (rowid, text, meta) VALUES (?,?,?)"
+_DELETE = "INSERT INTO fts (fts, rowid, text, meta) VALUES ('delete', ?, ?, ?)"
+_SHADOW = ("fts_data", "fts_idx", "fts_docsize", "fts_config")
+_CATCH_UP_ROWS = 2000
+_COMMIT, _ROLLBACK, _END = "commit", "rollback", "end"
+
+# Connection id -> the load feeding its side database (the rows' route while one runs).
+_ACTIVE: dict[int, FtsLoad] = {}
+
+
+def insert(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+    """(fid, text, meta) rows into the full-text index: the side database during a load."""
+    load = _ACTIVE.get(id(conn))
+    if load is None:
+        conn.executemany(_INSERT, rows)
+    elif rows:
+        load.send((_INSERT, list(rows)))
+
+
+def delete(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    """Forget (fid, original text, meta) rows: a contentless FTS5 table needs the text."""
+    load = _ACTIVE.get(id(conn))
+    if load is None:
+        conn.executemany(_DELETE, rows)
+    else:
+        load.send((_DELETE, list(rows)))
+
+
+def side_path(conn: sqlite3.Connection) -> Path:
+    main = next(r["file"] for r in conn.execute("PRAGMA database_list") if r["name"] == "main")
+    return Path(main + ".fts-load")
+
+
+def wait_for_other_loader(conn: sqlite3.Connection) -> None:
+    """Block while another process is bulk loading this index (it holds the side file's lock)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'fts_load'").fetchone()
+    if row is None:
+        return
+    path = side_path(conn)
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def begin(conn: sqlite3.Connection) -> FtsLoad | None:
+    """Start a side load for a bulk load into an empty full-text index, with two cores or
+    more (PIES_FTS_LOAD=0 turns it off, =1 forces it); None when the rows go to the main index
+    as usual."""
+    forced = os.environ.get("PIES_FTS_LOAD")
+    if forced == "0" or (forced != "1" and cores() < 2):
+        return None
+    if conn.execute("SELECT 1 FROM fts_docsize LIMIT 1").fetchone() is not None:
+        return None
+    load = FtsLoad(conn, side_path(conn))
+    with store.transaction(conn):
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('fts_load', '1')")
+    load.catch_up()
+    _ACTIVE[id(conn)] = load
+    store.FOLLOWERS[id(conn)] = load
+    return load
+
+
+class FtsLoad:
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn, self.path = conn, path
+        self.lock = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(self.lock, fcntl.LOCK_EX)
+        os.ftruncate(self.lock, 0)  # whatever a killed load left: rebuilt from the fragments
+        for extra in ("-journal", "-wal", "-shm"):
+            Path(str(path) + extra).unlink(missing_ok=True)
+        self.q: queue.Queue[tuple[str, Any]] = queue.Queue(8)
+        self.error: BaseException | None = None
+        self.cpu = 0.0
+        self.thread = threading.Thread(target=self._run, name="pies-fts-load", daemon=True)
+        self.thread.start()
+
+    def send(self, op: tuple[str, Any]) -> None:
+        if self.error is None:
+            self.q.put(op)
+
+    def commit(self) -> None:
+        self.send((_COMMIT, None))
+
+    def rollback(self) -> None:
+        self.send((_ROLLBACK, None))
+
+    def catch_up(self) -> None:
+        """The fragments a killed load already committed, with their text as indexed."""
+        for rows in _committed(self.conn):
+            self.send((_INSERT, rows))
+        self.commit()
+
+    def _run(self) -> None:
+        try:
+            side = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            try:
+                self._serve(side)
+            finally:
+                side.close()
+        except BaseException as exc:  # noqa: BLE001 - reported by finish, which falls back
+            self.error = exc
+            while True:  # never leave the writer blocked on a full queue
+                try:
+                    if self.q.get(timeout=1)[0] == _END:
+                        break
+                except queue.Empty:
+                    continue
+        finally:
+            self.cpu = time.thread_time()
+
+    def _serve(self, side: sqlite3.Connection) -> None:
+        side.execute("PRAGMA journal_mode = MEMORY")  # disposable: rollbacks, no durability
+        side.execute("PRAGMA synchronous = OFF")
+        side.execute("PRAGMA cache_size = -16000")
+        side.execute(store.FTS_TABLE.format(name="fts"))
+        side.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', 0)")
+        side.execute("INSERT INTO fts(fts, rank) VALUES ('hashsize', ?)", (store.BULK_FTS_HASH,))
+        while True:
+            sql, rows = self.q.get()
+            if sql == _END:
+                break
+            if sql in (_COMMIT, _ROLLBACK):
+                if side.in_transaction:
+                    side.execute(sql.upper())
+                continue
+            if not side.in_transaction:
+                side.execute("BEGIN")
+            side.executemany(sql, rows)
+        if side.in_transaction:
+            side.execute("ROLLBACK")  # rows the writer never committed
+        side.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+
+    def abandon(self) -> None:
+        """The load stops here (an error in the pass): the flags stay, the next pass resumes."""
+        _ACTIVE.pop(id(self.conn), None)
+        store.FOLLOWERS.pop(id(self.conn), None)
+        self.q.put((_END, None))
+        self.thread.join()
+        os.close(self.lock)
+
+    def finish(self) -> None:
+        """Copy the side index into the main one (or, should the side load have failed, index
+        the fragments' text in the main one directly), clear the flag, drop the side file."""
+        _ACTIVE.pop(id(self.conn), None)
+        store.FOLLOWERS.pop(id(self.conn), None)
+        self.q.put((_END, None))
+        self.thread.join()
+        path = next(r["file"] for r in self.conn.execute("PRAGMA database_list")
+                    if r["name"] == "main")
+        # A connection of its own: FTS5 caches the index structure per connection and reloads
+        # it when another connection commits, never after its own writes to the shadow tables.
+        copier = sqlite3.connect(path, isolation_level=None, timeout=60)
+        try:
+            copier.execute("ATTACH ? AS side", (str(self.path),))
+            with store.transaction(copier):
+                if self.error is not None or not _same_rows(copier):
+                    _reindex(copier)
+                else:
+                    for table in _SHADOW:
+                        copier.execute(f"DELETE FROM main.{table}")
+                        copier.execute(f"INSERT INTO main.{table} SELECT * FROM side.{table}")
+                copier.execute("DELETE FROM meta WHERE key = 'fts_load'")
+            copier.execute("DETACH side")
+        finally:
+            copier.close()
+        os.close(self.lock)
+        self.path.unlink(missing_ok=True)
+
+
+def _same_rows(conn: sqlite3.Connection) -> bool:
+    """The side index holds exactly the fragments' rows (count, largest and sum of the ids)."""
+    main = conn.execute("SELECT count(*), max(fid), total(fid) FROM main.fragments").fetchone()
+    side = conn.execute("SELECT count(*), max(id), total(id) FROM side.fts_docsize").fetchone()
+    return tuple(main) == tuple(side)
+
+
+def _reindex(conn: sqlite3.Connection) -> None:
+    conn.execute("INSERT INTO main.fts(fts) VALUES ('delete-all')")
+    for rows in _committed(conn):
+        conn.executemany(_INSERT.replace("INTO fts", "INTO main.fts"), rows)
+
+
+def _committed(conn: sqlite3.Connection) -> Iterator[list[tuple[Any, ...]]]:
+    """Every fragment as the full-text index takes it, in fid order, in batches."""
+    places: dict[str | None, str] = {}
+    batch: list[tuple[Any, ...]] = []
+    cur = conn.cursor()
+    cur.row_factory = None
+    for fid, text, meta, canon in cur.execute(
+            "SELECT f.fid, f.text, f.meta, s.cwd_canon FROM main.fragments f "
+            "JOIN main.events e ON e.eid = f.eid JOIN main.sessions s ON s.sid = e.sid "
+            "ORDER BY f.fid"):
+        if canon not in places:
+            places[canon] = place_tokens(canon)
+        batch.append((fid, store.unpack(text), with_places(meta, places[canon])))
+        if len(batch) >= _CATCH_UP_ROWS:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
