@@ -111,7 +111,9 @@ def test_a_killed_bulk_load_is_finished_by_the_next_pass(tmp_path: Path) -> None
     e = Engine(index, default_dirs(sessions_dir, []))
     try:
         left = _shape(e.conn)
-        assert left["bulk"] is True and left["automerge"] == 0 and left["deferred"] == []
+        assert left["bulk"] is True and left["automerge"] == 0
+        # Dropped for the load; built again at its end (before the full-text copy).
+        assert left["deferred"] in ([], NORMAL["deferred"])
         partial = e.conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
         assert 0 < partial <= 60
         e.refresh()

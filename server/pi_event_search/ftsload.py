@@ -88,12 +88,19 @@ def begin(conn: sqlite3.Connection) -> FtsLoad | None:
         return None
     if conn.execute("SELECT 1 FROM fts_docsize LIMIT 1").fetchone() is not None:
         return None
-    load = FtsLoad(conn, side_path(conn))
+    try:
+        load = FtsLoad(conn, side_path(conn))
+    except OSError:
+        return None  # no side file here (read-only directory...): one writer, as before
     with store.transaction(conn):
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('fts_load', '1')")
-    load.catch_up()
     _ACTIVE[id(conn)] = load
     store.FOLLOWERS[id(conn)] = load
+    try:
+        load.catch_up()
+    except BaseException:
+        load.abandon()
+        raise
     return load
 
 
@@ -169,18 +176,21 @@ class FtsLoad:
 
     def abandon(self) -> None:
         """The load stops here (an error in the pass): the flags stay, the next pass resumes."""
-        _ACTIVE.pop(id(self.conn), None)
-        store.FOLLOWERS.pop(id(self.conn), None)
-        self.q.put((_END, None))
+        self.close_input()
         self.thread.join()
         os.close(self.lock)
+
+    def close_input(self) -> None:
+        """No more rows: the side thread merges its segments (FTS5 optimize) while the writer
+        does its own end-of-load work."""
+        if _ACTIVE.pop(id(self.conn), None) is not None:
+            store.FOLLOWERS.pop(id(self.conn), None)
+            self.q.put((_END, None))
 
     def finish(self) -> None:
         """Copy the side index into the main one (or, should the side load have failed, index
         the fragments' text in the main one directly), clear the flag, drop the side file."""
-        _ACTIVE.pop(id(self.conn), None)
-        store.FOLLOWERS.pop(id(self.conn), None)
-        self.q.put((_END, None))
+        self.close_input()
         self.thread.join()
         path = next(r["file"] for r in self.conn.execute("PRAGMA database_list")
                     if r["name"] == "main")

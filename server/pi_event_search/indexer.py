@@ -81,6 +81,8 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
             progress(len(observed), len(observed), "merging the full-text index")
         started = time.monotonic()
         if load is not None:
+            load.close_input()
+            store.bulk_indexes(conn)  # while the side thread merges
             load.finish()
             if os.environ.get("PIES_INDEX_STATS"):
                 print(f"index stats: full-text writer cpu {load.cpu:.2f} s", file=sys.stderr)

@@ -219,6 +219,13 @@ def bulk_begin(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA wal_autocheckpoint = {BULK_CHECKPOINT_PAGES}")
 
 
+def bulk_indexes(conn: sqlite3.Connection) -> None:
+    """Build the indexes a bulk load deferred (bulk_begin drops them again should it resume)."""
+    with transaction(conn):
+        for sql in DEFERRED_INDEXES.values():
+            conn.execute(sql)
+
+
 def bulk_end(conn: sqlite3.Connection) -> None:
     """Leave bulk mode: build the deferred indexes, merge the FTS5 segments into one, restore
     automerge and clear the flag, all in one transaction (a kill here leaves bulk mode pending)."""
