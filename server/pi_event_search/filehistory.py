@@ -9,7 +9,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from pi_event_search import cursors, store
+from pi_event_search import cursors, store, textcodec
 from pi_event_search.authz import Scope
 from pi_event_search.filerefs import EVENT_COLUMNS, TargetFile, file_hit, target_file
 from pi_event_search.tools import FILE_CHANGE_TOOLS, FILE_READ_TOOLS
@@ -89,13 +89,13 @@ def _hit(conn: sqlite3.Connection, scope: Scope, target: TargetFile, row: sqlite
     op = "changed" if row["changed"] else "read"
     tags = set(row["tags"].split(","))
     label = "recorded" if f"{op} recorded" in tags else "derived"
-    frag_id, kind, text, mark = _evidence(target, row, frags, op, label)
+    frag_id, kind, text, mark = _evidence(conn, target, row, frags, op, label)
     return file_hit(conn, scope, row, fragment_id=frag_id, kind=kind, text=text, mark=mark,
                     relation=f"file-{op}", label=label, score=1.0 / (1 + rank))
 
 
-def _evidence(target: TargetFile, row: sqlite3.Row, frags: list[sqlite3.Row], op: str,
-              label: str) -> tuple[str, str, str, str]:
+def _evidence(conn: sqlite3.Connection, target: TargetFile, row: sqlite3.Row,
+              frags: list[sqlite3.Row], op: str, label: str) -> tuple[str, str, str, str]:
     """The fragment that shows the evidence: the tool call naming the file, else a summary, else
     the event's first fragment. Also the text to mark in its snippet."""
     tools = FILE_CHANGE_TOOLS if op == "changed" else FILE_READ_TOOLS
@@ -104,13 +104,13 @@ def _evidence(target: TargetFile, row: sqlite3.Row, frags: list[sqlite3.Row], op
         for f in frags:
             if f["kind"] != "tool.call" or f["meta"] not in tools:
                 continue
-            text = store.unpack(f["text"])
+            text = textcodec.unpack(f["text"], conn)
             raw = _path_argument(text)
             if raw is not None and target.holds(raw, row["cwd"]):
                 return f["frag"], f["kind"], text, raw
     for f in frags:
         if f["kind"].startswith("summary.") or label == "derived":
-            return f["frag"], f["kind"], store.unpack(f["text"]), base
+            return f["frag"], f["kind"], textcodec.unpack(f["text"], conn), base
     return row["entry_type"], row["entry_type"], "", base
 
 

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pi_event_search import store
+from pi_event_search import store, textcodec
 from pi_event_search.authz import place_tokens, with_places
 from pi_event_search.prepare import cores
 
@@ -197,6 +197,7 @@ class FtsLoad:
         # A connection of its own: FTS5 caches the index structure per connection and reloads
         # it when another connection commits, never after its own writes to the shadow tables.
         copier = sqlite3.connect(path, isolation_level=None, timeout=60)
+        copier.row_factory = sqlite3.Row
         try:
             copier.execute("ATTACH ? AS side", (str(self.path),))
             with store.transaction(copier):
@@ -231,15 +232,14 @@ def _committed(conn: sqlite3.Connection) -> Iterator[list[tuple[Any, ...]]]:
     """Every fragment as the full-text index takes it, in fid order, in batches."""
     places: dict[str | None, str] = {}
     batch: list[tuple[Any, ...]] = []
-    cur = conn.cursor()
-    cur.row_factory = None
-    for fid, text, meta, canon in cur.execute(
-            "SELECT f.fid, f.text, f.meta, s.cwd_canon FROM main.fragments f "
-            "JOIN main.events e ON e.eid = f.eid JOIN main.sessions s ON s.sid = e.sid "
-            "ORDER BY f.fid"):
-        if canon not in places:
-            places[canon] = place_tokens(canon)
-        batch.append((fid, store.unpack(text), with_places(meta, places[canon])))
+    for r in conn.execute(
+            "SELECT f.fid AS fid, f.text AS text, f.meta AS meta, s.cwd_canon AS canon "
+            "FROM main.fragments f JOIN main.events e ON e.eid = f.eid "
+            "JOIN main.sessions s ON s.sid = e.sid ORDER BY f.fid"):
+        if r["canon"] not in places:
+            places[r["canon"]] = place_tokens(r["canon"])
+        batch.append((r["fid"], textcodec.unpack(r["text"], conn),
+                      with_places(r["meta"], places[r["canon"]])))
         if len(batch) >= _CATCH_UP_ROWS:
             yield batch
             batch = []

@@ -6,16 +6,15 @@ Unicode code points into the snippet.
 
 from __future__ import annotations
 
-import codecs
 import itertools
 import re
 import sqlite3
 import unicodedata
-import zlib
 from collections.abc import Collection, Iterator
 from functools import lru_cache
 from pathlib import Path
 
+from pi_event_search import textcodec
 from pi_event_search.eventref import format_ref
 from pi_event_search.wire import Hit, Masked, Node, Source
 
@@ -24,7 +23,7 @@ WINDOW = 400  # raw characters considered before whitespace is collapsed
 FOLD_CHARS = 20_000  # how far the slow, diacritic-folding scan looks
 MAX_SPANS = 40  # matches looked at to place the window (the first ones, in text order)
 SCAN_AFTER = 8_000  # ... found at most this many characters after the first match
-CHUNK = 4_096  # bytes of text inflated at a time
+CHUNK = 4_096  # bytes of text decompressed at a time
 _OPEN, _CLOSE = "\x01", "\x02"
 _TOKEN = re.compile(r"[^\W_]+")
 
@@ -58,13 +57,14 @@ def hit_from_row(row: sqlite3.Row, score: float, frag: str, kind: str,
 
 
 def snippet(stored: str | bytes, words: Collection[str], prefix: str | None,
-            terms: int | None = None) -> tuple[str, list[list[int]]]:
+            terms: int | None = None, conn: sqlite3.Connection | None = None
+            ) -> tuple[str, list[list[int]]]:
     """Snippet and match offsets of one fragment, cut from its stored (bounded) text. `terms`:
     how many distinct words a window can show at most (none given: forms of one word count
     apart), so that reading can stop at the first window showing them all."""
     folded = frozenset(fold(w) for w in words)
     finder = _Finder(folded, fold(prefix) if prefix is not None else None)
-    text, spans = _scan(stored, finder, terms)
+    text, spans = _scan(stored, finder, terms, conn)
     return collapse(_mark(text, spans))
 
 
@@ -117,15 +117,15 @@ def _literals(words: frozenset[str], prefix: str | None) -> re.Pattern[str] | No
     return re.compile("|".join(alternatives)) if alternatives else None
 
 
-def _scan(stored: str | bytes, finder: _Finder, terms: int | None
-          ) -> tuple[str, list[tuple[int, int, str]]]:
+def _scan(stored: str | bytes, finder: _Finder, terms: int | None,
+          conn: sqlite3.Connection | None) -> tuple[str, list[tuple[int, int, str]]]:
     """The text (decompressed only as far as the window needs) and the matches placing it: the
     first MAX_SPANS, or those up to a window showing every term, or (terms unknown) those within
     SCAN_AFTER characters of the first; then a window's width of text after the last."""
     if isinstance(stored, str):
         chunks: Iterator[str] = iter((stored,))
     else:
-        chunks = _inflate(stored)
+        chunks = textcodec.chunks(stored, CHUNK, conn)
     text, low, pos, exact = "", "", 0, True
     spans: list[tuple[int, int, str]] = []
     for chunk, final in _flagged(chunks):
@@ -151,16 +151,6 @@ def _scan(stored: str | bytes, finder: _Finder, terms: int | None
     if not spans and not text.isascii():
         return text, finder.folded(text)
     return text, spans
-
-
-def _inflate(stored: bytes) -> Iterator[str]:
-    inflate = zlib.decompressobj()
-    decode = codecs.getincrementaldecoder("utf-8")("surrogatepass")
-    data = stored
-    while data:
-        yield decode.decode(inflate.decompress(data, CHUNK))
-        data = inflate.unconsumed_tail
-    yield decode.decode(inflate.flush(), final=True)
 
 
 def _flagged(chunks: Iterator[str]) -> Iterator[tuple[str, bool]]:

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from pi_event_search import ftsload, store
+from pi_event_search import ftsload, store, textcodec
 from pi_event_search.discovery import HeaderInfo, Observation, SessionDir, read_header_info, scan
 from pi_event_search.ingest import RACY_NS, Outcome, apply_file, mark_stale
-from pi_event_search.prepare import ReadAhead, cores
+from pi_event_search.prepare import ReadAhead, cores, sample_texts
 from pi_event_search.progress import Eta
 from pi_event_search.sessions import drop_session
 
@@ -64,6 +64,9 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
     load = None
     if bulk:
         store.bulk_begin(conn)
+        if textcodec.packer(conn) is textcodec.PLAIN:  # the index's first load: a dictionary
+            with store.transaction(conn):
+                textcodec.train(conn, sample_texts([o.path for o in todo]))
         load = ftsload.begin(conn)
     try:
         _apply_all(conn, observed, infos, canonical, known, report, progress, todo, bulk)
@@ -176,14 +179,14 @@ def _fresh(row: FileRow | None) -> bool:
     return row is None or row.status != "indexed"
 
 
-def _read_ahead(todo: list[Observation], known: dict[str, FileRow]
+def _read_ahead(conn: sqlite3.Connection, todo: list[Observation], known: dict[str, FileRow]
                 ) -> ReadAhead | None:
     """A parsing thread for the files that will be parsed whole, when there is a second core and
     enough work to be worth one."""
     paths = [o.path for o in todo if _fresh(known.get(o.path))]
     if cores() < 2 or len(paths) < 2:
         return None
-    return ReadAhead(paths)
+    return ReadAhead(paths, textcodec.packer(conn))
 
 
 def refresh_paths(conn: sqlite3.Connection, paths: set[str]) -> Report | None:
@@ -221,7 +224,7 @@ def _apply_all(conn: sqlite3.Connection, observed: list[Observation],
                progress: Progress | None, todo: list[Observation], bulk: bool) -> None:
     outcomes: dict[str, Outcome] = {}
     eta = Eta(sum(o.size for o in todo))
-    ahead = _read_ahead(todo, known)
+    ahead = _read_ahead(conn, todo, known)
     switch = sys.getswitchinterval()
     if ahead is not None:  # the writer gets the GIL back quickly after each SQLite step
         sys.setswitchinterval(0.0005)

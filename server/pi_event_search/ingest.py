@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from pi_event_search import ftsload, jsonl, tree
+from pi_event_search import ftsload, jsonl, textcodec, tree
 from pi_event_search.authz import place_tokens, with_places
 from pi_event_search.discovery import Observation
 from pi_event_search.prepare import ParsedFile, Prepared, parse_open, prepare
@@ -228,7 +228,7 @@ class _Batch:
 
 def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observation,
              session_id: str, ahead: ParsedFile | None) -> Outcome:
-    parsed = ahead or parse_open(fh)
+    parsed = ahead or parse_open(fh, textcodec.packer(conn))
     header, header_raw = parsed.header, parsed.header_raw
     if header is None or header_raw is None or header.get("id") != session_id:
         raise Stale(parsed.reason or "session header changed while indexing")
@@ -260,7 +260,7 @@ def _append(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observat
     cwd, leaf = sess["cwd"], sess["leaf"]
     batch = _Batch(conn, sid, cwd, sess["entries"], has_ids=(sess["version"] or 1) >= 2)
     batch.prev_id = leaf
-    for prep in prepare(stream, cwd, skip_header=False):
+    for prep in prepare(stream, cwd, False, textcodec.packer(conn)):
         batch.add(prep)
         if len(batch.fts) >= FLUSH_ROWS:
             batch.flush()

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from pi_event_search import jsonl, store
+from pi_event_search import jsonl, textcodec
 from pi_event_search.authz import Scope
 from pi_event_search.filerefs import EVENT_COLUMNS, TargetFile, file_hit, target_file
 from pi_event_search.projection import HEAD_CHARS
@@ -95,7 +95,7 @@ def _may_hold(conn: sqlite3.Connection, changes: str, params: list[Any], needle:
     for f in conn.execute(
             f"SELECT eid, text FROM fragments WHERE eid IN ({changes}) AND kind = 'tool.call' "
             f"AND meta IN ({marks})", [*params, *sorted(FILE_CHANGE_TOOLS)]):
-        text = store.unpack(f["text"])
+        text = textcodec.unpack(f["text"], conn)
         if needle in text or escaped in text or (len(text) > HEAD_CHARS and OMITTED in text):
             out.add(f["eid"])
     return out

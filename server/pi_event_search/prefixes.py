@@ -47,8 +47,6 @@ def expand(conn: sqlite3.Connection, parsed: Parsed) -> Parsed:
 def _terms(conn: sqlite3.Connection, prefix: str) -> list[str]:
     conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {_VOCAB} USING fts5vocab(main, fts, row)")
     upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-    cur = conn.cursor()
-    cur.row_factory = None
-    rows = cur.execute(f"SELECT term FROM {_VOCAB} WHERE term >= ? AND term < ? LIMIT ?",
-                       (prefix, upper, MAX_TERMS + 1)).fetchall()
-    return [t for (t,) in rows]
+    rows = conn.execute(f"SELECT term FROM {_VOCAB} WHERE term >= ? AND term < ? LIMIT ?",
+                        (prefix, upper, MAX_TERMS + 1)).fetchall()
+    return [r["term"] for r in rows]

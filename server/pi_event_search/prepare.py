@@ -1,7 +1,7 @@
 """The pure, CPU-heavy half of indexing: read a file's complete lines and project every entry.
 
 Everything here is free of SQLite, so it can run ahead of the writer in a thread (`ReadAhead`):
-zlib, hashing and SQLite release the GIL, which lets parsing and compression use the second core
+zstd, hashing and SQLite release the GIL, which lets parsing and compression use the second core
 while the writer is inside SQLite. (Preparing files in a worker process was measured and dropped:
 unpickling the prepared entries cost the writer as much as preparing them.)
 """
@@ -16,8 +16,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from pi_event_search import jsonl, store
+from pi_event_search import jsonl
 from pi_event_search.projection import Event, project
+from pi_event_search.textcodec import Packer
 from pi_event_search.timestamps import epoch_ms
 
 
@@ -45,8 +46,8 @@ class ParsedFile:
     stat: os.stat_result | None = None  # of the handle it was read from (set by ReadAhead)
 
 
-def prepare(records: Iterable[jsonl.Record], cwd: str | None, skip_header: bool
-            ) -> Iterator[Prepared]:
+def prepare(records: Iterable[jsonl.Record], cwd: str | None, skip_header: bool,
+            packer: Packer) -> Iterator[Prepared]:
     for rec in records:
         if skip_header and rec.line == 1 and rec.sub == 0:
             continue
@@ -58,10 +59,10 @@ def prepare(records: Iterable[jsonl.Record], cwd: str | None, skip_header: bool
             raw_id if isinstance(raw_id, str) and raw_id else None,
             raw_parent if isinstance(raw_parent, str) and raw_parent else None,
             ts if isinstance(ts, str) else None, epoch_ms(ts), event,
-            [store.pack(f.text) for f in event.fragments])
+            [packer.pack(f.text) for f in event.fragments])
 
 
-def parse_open(fh: BinaryIO) -> ParsedFile:
+def parse_open(fh: BinaryIO, packer: Packer) -> ParsedFile:
     """A whole file, from an open handle, as a stream: `records` yields entries one by one and
     `chunk` receives offsets and bad lines as they pass (the header decides the cwd for paths)."""
     size = os.fstat(fh.fileno()).st_size
@@ -71,7 +72,26 @@ def parse_open(fh: BinaryIO) -> ParsedFile:
     chunk = jsonl.Chunk(end_offset=0, end_line=0)
     cwd = jsonl.header_cwd(header)
     stream = jsonl.stream_records(fh, 0, 1, size, chunk)
-    return ParsedFile(header, header_raw, reason, chunk, prepare(stream, cwd, True))
+    return ParsedFile(header, header_raw, reason, chunk, prepare(stream, cwd, True, packer))
+
+
+def sample_texts(paths: list[str], files: int = 64, head: int = 256 << 10) -> list[str]:
+    """Fragment texts from the first `head` bytes of up to `files` of `paths`, spread over them:
+    what a compression dictionary is trained on."""
+    texts: list[str] = []
+    step = max(1, len(paths) // files)
+    for path in paths[::step][:files]:
+        try:
+            with open(path, "rb") as fh:  # read-only, never written
+                header, _, _ = jsonl.read_header(fh)
+                if header is None:
+                    continue
+                cwd = jsonl.header_cwd(header)
+                for rec in jsonl.stream_records(fh, 0, 1, head, jsonl.Chunk()):
+                    texts += (f.text for f in project(rec.obj, cwd).fragments)
+        except (OSError, ValueError):
+            continue
+    return texts
 
 
 def cores() -> int:
@@ -92,8 +112,8 @@ class ReadAhead:
     `depth` batches in flight). An error in the thread is raised in the writer, from the file's
     records, exactly where an inline parse would raise it."""
 
-    def __init__(self, paths: list[str], depth: int = 16) -> None:
-        self.paths = paths
+    def __init__(self, paths: list[str], packer: Packer, depth: int = 16) -> None:
+        self.paths, self.packer = paths, packer
         self.pos = {p: i for i, p in enumerate(paths)}
         self.next = 0  # index of the next file the writer may take
         self.q: queue.Queue[tuple[int, object]] = queue.Queue(depth)
@@ -124,7 +144,7 @@ class ReadAhead:
             try:
                 with open(path, "rb") as fh:  # read-only, never written
                     st = os.fstat(fh.fileno())  # before reading, as the writer's own path does
-                    parsed = parse_open(fh)
+                    parsed = parse_open(fh, self.packer)
                     parsed.stat = st
                     records, parsed.records = parsed.records, iter(())
                     started = self._put((i, parsed))

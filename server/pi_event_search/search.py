@@ -289,7 +289,7 @@ def _hits(conn: sqlite3.Connection, picked: list[Picked], parsed: Parsed, where:
         # rank, nothing more.
         terms = None if p.tier else len(parsed.words)
         hit = hit_from_row(r, score, r["frag"], r["kind"],
-                           snippet(r["text"], words, parsed.prefix, terms))
+                           snippet(r["text"], words, parsed.prefix, terms, conn))
         sid = hit["sessionId"]
         if sid not in names:
             names[sid] = scope.session_name(conn, sid, hit["sessionName"])

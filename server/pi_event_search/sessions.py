@@ -8,7 +8,7 @@ from typing import Any
 from pi_event_search import ftsload
 from pi_event_search.authz import canonical, place_tokens, with_places
 from pi_event_search.jsonl import header_cwd
-from pi_event_search.store import unpack
+from pi_event_search.textcodec import unpack
 
 
 def upsert_session(conn: sqlite3.Connection, header: dict[str, Any], path: str) -> int:
@@ -34,7 +34,7 @@ def drop_session(conn: sqlite3.Connection, sid: int) -> None:
     canon = conn.execute("SELECT cwd_canon FROM sessions WHERE sid = ?", (sid,)).fetchone()
     places = place_tokens(canon["cwd_canon"] if canon else None)
     old = conn.execute(f"SELECT fid, text, meta FROM fragments WHERE eid IN ({eids})", (sid,))
-    ftsload.delete(conn, [(r["fid"], unpack(r["text"]), with_places(r["meta"], places))
+    ftsload.delete(conn, [(r["fid"], unpack(r["text"], conn), with_places(r["meta"], places))
                           for r in old.fetchall()])
     conn.execute(f"DELETE FROM fragments WHERE eid IN ({eids})", (sid,))
     conn.execute(f"DELETE FROM relations WHERE eid IN ({eids})", (sid,))

@@ -10,14 +10,15 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
+from pi_event_search import textcodec
+
 APPLICATION_ID = 0x50494553  # "PIES"
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 # The full-text table; a bulk load builds a copy of it in a side database (ftsload.py).
 FTS_TABLE = ("CREATE VIRTUAL TABLE {name} USING fts5(text, meta, content='',\n"
@@ -60,6 +61,7 @@ CREATE INDEX relations_target ON relations(target, type);
 CREATE TABLE calls (sid INTEGER NOT NULL, call_id TEXT NOT NULL, eid INTEGER NOT NULL);
 CREATE INDEX calls_id ON calls(sid, call_id);
 CREATE INDEX calls_eid ON calls(eid);
+CREATE TABLE dictionary (id INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE file_refs (eid INTEGER NOT NULL, op TEXT NOT NULL, path TEXT NOT NULL,
   label TEXT NOT NULL);
 CREATE INDEX file_refs_path ON file_refs(path);
@@ -68,25 +70,8 @@ INSERT INTO meta(key, value) VALUES ('generation', '0');
 """
 
 
-ZLIB_LEVEL = 4  # measured on bench text: 0.439 of raw at 66 MB/s (level 6: 0.424 at 39 MB/s)
-PACK_MIN = 256  # shorter texts stay plain: compressing them saves little and costs a call each
-
-
-def pack(text: str) -> str | bytes:
-    """Fragment text as stored: zlib keeps the index well below the size of the sources."""
-    if len(text) < PACK_MIN:
-        return text
-    return zlib.compress(text.encode("utf-8", "surrogatepass"), ZLIB_LEVEL)
-
-
-def unpack(stored: str | bytes) -> str:
-    if isinstance(stored, str):
-        return stored
-    return zlib.decompress(stored).decode("utf-8", "surrogatepass")
-
-
 def _sql_unpack(stored: str | bytes | None) -> str | None:
-    return None if stored is None else unpack(stored)
+    return None if stored is None else textcodec.unpack(stored)
 
 
 class ForeignDatabase(Exception):
@@ -117,6 +102,8 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     conn.create_function("fragment_text", 1, _sql_unpack, deterministic=True)
     if not readonly:
         _ensure_schema(conn, path)
+    if _ours_and_current(conn):
+        textcodec.load(conn)
     return conn
 
 
