@@ -20,21 +20,24 @@ import fcntl
 import os
 import queue
 import sqlite3
+import subprocess
+import sys
 import threading
-import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from pi_event_search import store, textcodec
 from pi_event_search.authz import place_tokens, with_places
+from pi_event_search.ftsworker import COMMIT, DELETE, END, INSERT, ROLLBACK, frame
 from pi_event_search.prepare import cores
 
 _INSERT = "INSERT INTO fts (rowid, text, meta) VALUES (?,?,?)"
 _DELETE = "INSERT INTO fts (fts, rowid, text, meta) VALUES ('delete', ?, ?, ?)"
 _SHADOW = ("fts_data", "fts_idx", "fts_docsize", "fts_config")
 _CATCH_UP_ROWS = 2000
-_COMMIT, _ROLLBACK, _END = "commit", "rollback", "end"
+FRAME_CHARS = 1 << 20
+QUEUED = 24
 
 # Connection id -> the load feeding its side database (the rows' route while one runs).
 _ACTIVE: dict[int, FtsLoad] = {}
@@ -46,7 +49,7 @@ def insert(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
     if load is None:
         conn.executemany(_INSERT, rows)
     elif rows:
-        load.send((_INSERT, list(rows)))
+        load.send((INSERT, list(rows)))
 
 
 def delete(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
@@ -55,7 +58,7 @@ def delete(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
     if load is None:
         conn.executemany(_DELETE, rows)
     else:
-        load.send((_DELETE, list(rows)))
+        load.send((DELETE, list(rows)))
 
 
 def side_path(conn: sqlite3.Connection) -> Path:
@@ -112,70 +115,82 @@ class FtsLoad:
         os.ftruncate(self.lock, 0)  # whatever a killed load left: rebuilt from the fragments
         for extra in ("-journal", "-wal", "-shm"):
             Path(str(path) + extra).unlink(missing_ok=True)
-        self.q: queue.Queue[tuple[str, Any]] = queue.Queue(8)
+        try:
+            self.proc = subprocess.Popen(  # noqa: S603 - our own module, our own interpreter
+                [sys.executable, "-m", "pi_event_search.ftsworker", str(path)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError:
+            os.close(self.lock)
+            raise
+        # Rows go over in frames of about FRAME_CHARS characters of text, at most QUEUED of them
+        # waiting: enough to carry the worker over the writer's pauses (a commit, a big file).
+        self.q: queue.Queue[tuple[bytes, Any]] = queue.Queue(QUEUED)
+        self.pending: list[tuple[Any, ...]] = []
+        self.pending_chars = 0
         self.error: BaseException | None = None
-        self.cpu = 0.0
-        self.thread = threading.Thread(target=self._run, name="pies-fts-load", daemon=True)
+        self.abandoned = False
+        self.cpu = 0.0  # the worker's, once it is done
+        self.thread = threading.Thread(target=self._run, name="pies-fts-send", daemon=True)
         self.thread.start()
 
-    def send(self, op: tuple[str, Any]) -> None:
+    def send(self, op: tuple[bytes, Any]) -> None:
+        if op[0] == INSERT:
+            self.pending += op[1]
+            self.pending_chars += sum(len(r[1]) for r in op[1])
+            if self.pending_chars < FRAME_CHARS:
+                return
+            op = (INSERT, self.pending)
+            self.pending, self.pending_chars = [], 0
+        elif self.pending:
+            self._put((INSERT, self.pending))
+            self.pending, self.pending_chars = [], 0
+        self._put(op)
+
+    def _put(self, op: tuple[bytes, Any]) -> None:
         if self.error is None:
             self.q.put(op)
 
     def commit(self) -> None:
-        self.send((_COMMIT, None))
+        self.send((COMMIT, None))
 
     def rollback(self) -> None:
-        self.send((_ROLLBACK, None))
+        self.send((ROLLBACK, None))
 
     def catch_up(self) -> None:
         """The fragments a killed load already committed, with their text as indexed."""
         for rows in _committed(self.conn):
-            self.send((_INSERT, rows))
+            self.send((INSERT, rows))
         self.commit()
 
     def _run(self) -> None:
+        """Hand the writer's rows and transaction ends to the worker process, in order."""
+        stdin = self.proc.stdin
+        assert stdin is not None
         try:
-            side = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            try:
-                self._serve(side)
-            finally:
-                side.close()
+            while True:
+                op, rows = self.q.get()
+                if op == END and self.abandoned:
+                    self.proc.kill()
+                    break
+                stdin.write(frame(op, rows))
+                if op == END:
+                    break
+            out, err = self.proc.communicate()
+            if self.abandoned:
+                return
+            if self.proc.returncode != 0:
+                raise RuntimeError(f"full-text worker exited with {self.proc.returncode}: "
+                                   f"{err.decode(errors='replace')[-2000:]}")
+            self.cpu = float(out.split()[1])
         except BaseException as exc:  # noqa: BLE001 - reported by finish, which falls back
             self.error = exc
-            while True:  # never leave the writer blocked on a full queue
-                try:
-                    if self.q.get(timeout=1)[0] == _END:
-                        break
-                except queue.Empty:
-                    continue
-        finally:
-            self.cpu = time.thread_time()
-
-    def _serve(self, side: sqlite3.Connection) -> None:
-        side.execute("PRAGMA journal_mode = MEMORY")  # disposable: rollbacks, no durability
-        side.execute("PRAGMA synchronous = OFF")
-        side.execute("PRAGMA cache_size = -16000")
-        side.execute(store.FTS_TABLE.format(name="fts"))
-        side.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', 0)")
-        side.execute("INSERT INTO fts(fts, rank) VALUES ('hashsize', ?)", (store.BULK_FTS_HASH,))
-        while True:
-            sql, rows = self.q.get()
-            if sql == _END:
-                break
-            if sql in (_COMMIT, _ROLLBACK):
-                if side.in_transaction:
-                    side.execute(sql.upper())
-                continue
-            if not side.in_transaction:
-                side.execute("BEGIN")
-            side.executemany(sql, rows)
-        if side.in_transaction:
-            side.execute("ROLLBACK")  # rows the writer never committed
-        side.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+            self.proc.kill()
+            while self.q.get()[0] != END:  # never leave the writer blocked on a full queue
+                pass
 
     def abandon(self) -> None:
         """The load stops here (an error in the pass): the flags stay, the next pass resumes."""
+        self.abandoned = True
         self.close_input()
         self.thread.join()
         os.close(self.lock)
@@ -185,7 +200,7 @@ class FtsLoad:
         does its own end-of-load work."""
         if _ACTIVE.pop(id(self.conn), None) is not None:
             store.FOLLOWERS.pop(id(self.conn), None)
-            self.q.put((_END, None))
+            self.send((END, None))
 
     def finish(self) -> None:
         """Copy the side index into the main one (or, should the side load have failed, index
