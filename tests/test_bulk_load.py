@@ -99,7 +99,12 @@ def _kill_mid_bulk(sessions_dir: Path, index: Path) -> bool:
 
 
 @pytest.mark.timeout(300)
-def test_a_killed_bulk_load_is_finished_by_the_next_pass(tmp_path: Path) -> None:
+@pytest.mark.parametrize("resume_side", ["1", "0"])
+def test_a_killed_bulk_load_is_finished_by_the_next_pass(tmp_path: Path, resume_side: str,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Killed with the full-text side load on; resumed with it (the side index is fed the
+    fragments already committed) and without it (they are indexed in the main index)."""
+    monkeypatch.setenv("PIES_FTS_LOAD", "1")
     sessions_dir = _corpus(tmp_path, 60)
     clean = _clean(sessions_dir, tmp_path / "clean.sqlite3")
     for attempt in range(5):
@@ -108,8 +113,12 @@ def test_a_killed_bulk_load_is_finished_by_the_next_pass(tmp_path: Path) -> None
             break
     else:
         pytest.skip("the cold index always finished before a kill could land mid-load")
+    monkeypatch.setenv("PIES_FTS_LOAD", resume_side)
     e = Engine(index, default_dirs(sessions_dir, []))
     try:
+        # Every committed fragment has its full-text row (an empty placeholder while loading).
+        assert e.conn.execute("SELECT count(*) FROM fts_docsize").fetchone() == \
+            e.conn.execute("SELECT count(*) FROM fragments").fetchone()
         left = _shape(e.conn)
         assert left["bulk"] is True and left["automerge"] == 0
         # Dropped for the load; built again at its end (before the full-text copy).

@@ -1,21 +1,25 @@
 """A bulk load's full-text index, written by a second SQLite writer on the second core.
 
 FTS5's tokenizing and segment writing are two thirds of a cold index's writer, and SQLite has one
-writer per database. So a bulk load into an empty full-text index writes its FTS5 rows into a
-side database, `<index>.fts-load`, from a thread of its own: the same table definition, fed in
-the same order, its transactions committed and rolled back right after the writer's (it is the
-writer's `store.Follower`). The load ends by copying the side index's shadow tables into the
-empty main one in one transaction: the same tokenizer over the same rows gives the same bytes.
+writer per database. So a bulk load into an empty full-text index sends its FTS5 rows to a worker
+process (ftsworker.py) that writes them into a side database, `<index>.fts-load.sqlite3`: the
+same table definition, fed in the same order, its transactions committed and rolled back right
+after the writer's (this is the writer's `store.Follower`). The main index gets an empty
+placeholder row per fragment meanwhile, so that every committed fragment has its full-text row
+as always. The load ends by copying the side index's shadow tables over the main one's in one
+transaction: the same tokenizer over the same rows gives the same bytes.
 
-The main index stays the source of truth. A load killed midway leaves its fragments and the
-`bulk` flag; the next pass deletes the side file, feeds it the fragments already committed, and
-carries on. While a load runs, its process holds an exclusive lock on the side file: another
-process that finds the load unfinished waits for that lock before it writes (a dead process
-holds no lock). The side file never holds anything the main index does not.
+The main index stays the source of truth. A load killed midway leaves its fragments, their
+placeholders and a flag; the next pass empties the side file, feeds it the fragments already
+committed (from their stored text), and carries on (or, without a side load, indexes them in the
+main index). While a load runs, its process holds an exclusive lock on the side file: another
+process that finds a load unfinished waits for that lock before it writes (a dead process holds
+no lock). The side file never holds anything the main index does not.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import queue
@@ -44,11 +48,14 @@ _ACTIVE: dict[int, FtsLoad] = {}
 
 
 def insert(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
-    """(fid, text, meta) rows into the full-text index: the side database during a load."""
+    """(fid, text, meta) rows into the full-text index: the side database during a load, and
+    an empty placeholder per row in the main one (so that, as always, every fragment committed
+    has its full-text row; the copy at the end replaces them all)."""
     load = _ACTIVE.get(id(conn))
     if load is None:
         conn.executemany(_INSERT, rows)
     elif rows:
+        conn.executemany(_INSERT, ((r[0], "", "") for r in rows))
         load.send((INSERT, list(rows)))
 
 
@@ -58,12 +65,14 @@ def delete(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
     if load is None:
         conn.executemany(_DELETE, rows)
     else:
-        load.send((DELETE, list(rows)))
+        rows = list(rows)
+        conn.executemany(_DELETE, ((r[0], "", "") for r in rows))
+        load.send((DELETE, rows))
 
 
 def side_path(conn: sqlite3.Connection) -> Path:
     main = next(r["file"] for r in conn.execute("PRAGMA database_list") if r["name"] == "main")
-    return Path(main + ".fts-load")
+    return Path(main + ".fts-load.sqlite3")
 
 
 def wait_for_other_loader(conn: sqlite3.Connection) -> None:
@@ -86,15 +95,21 @@ def begin(conn: sqlite3.Connection) -> FtsLoad | None:
     """Start a side load for a bulk load into an empty full-text index, with two cores or
     more (PIES_FTS_LOAD=0 turns it off, =1 forces it); None when the rows go to the main index
     as usual."""
+    resumed = conn.execute("SELECT 1 FROM meta WHERE key = 'fts_load'").fetchone() is not None
     forced = os.environ.get("PIES_FTS_LOAD")
-    if forced == "0" or (forced != "1" and cores() < 2):
+    load = None
+    if forced == "1" or (forced != "0" and cores() >= 2):
+        if not resumed and conn.execute("SELECT 1 FROM fts_docsize LIMIT 1").fetchone():
+            return None  # not empty: a side index could not be copied in
+        # No side file possible here (a read-only directory...): one writer, as before.
+        with contextlib.suppress(OSError):
+            load = FtsLoad(conn, side_path(conn))
+    if load is None:
+        if resumed:  # a killed side load left placeholders: the real rows, here and now
+            with store.transaction(conn):
+                _reindex(conn)
+                conn.execute("DELETE FROM meta WHERE key = 'fts_load'")
         return None
-    if conn.execute("SELECT 1 FROM fts_docsize LIMIT 1").fetchone() is not None:
-        return None
-    try:
-        load = FtsLoad(conn, side_path(conn))
-    except OSError:
-        return None  # no side file here (read-only directory...): one writer, as before
     with store.transaction(conn):
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('fts_load', '1')")
     _ACTIVE[id(conn)] = load
@@ -147,7 +162,7 @@ class FtsLoad:
         self._put(op)
 
     def _put(self, op: tuple[bytes, Any]) -> None:
-        if self.error is None:
+        if self.error is None or op[0] == END:  # after an error the thread drains to END
             self.q.put(op)
 
     def commit(self) -> None:
