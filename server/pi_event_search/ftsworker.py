@@ -20,6 +20,8 @@ import sys
 import time
 from typing import Any, BinaryIO
 
+from pi_event_search import store  # the table definition the main index uses
+
 HEADER = struct.Struct("!cI")
 INSERT, DELETE, COMMIT, ROLLBACK, END = b"I", b"D", b"C", b"R", b"E"
 _SQL = {INSERT: "INSERT INTO fts (rowid, text, meta) VALUES (?,?,?)",
@@ -63,8 +65,6 @@ def serve(side: sqlite3.Connection, inp: BinaryIO, table_sql: str, hash_bytes: i
 
 
 def main(argv: list[str]) -> int:
-    from pi_event_search import store  # the table definition the main index uses
-
     side = sqlite3.connect(argv[1], isolation_level=None)
     try:
         finished = serve(side, sys.stdin.buffer, store.FTS_TABLE.format(name="fts"),
