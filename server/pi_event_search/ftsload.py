@@ -41,7 +41,7 @@ _DELETE = "INSERT INTO fts (fts, rowid, text, meta) VALUES ('delete', ?, ?, ?)"
 _SHADOW = ("fts_data", "fts_idx", "fts_docsize", "fts_config")
 _CATCH_UP_ROWS = 2000
 FRAME_CHARS = 1 << 20
-QUEUED = 24
+QUEUED = 12
 
 # Connection id -> the load feeding its side database (the rows' route while one runs).
 _ACTIVE: dict[int, FtsLoad] = {}
@@ -150,13 +150,14 @@ class FtsLoad:
 
     def send(self, op: tuple[bytes, Any]) -> None:
         if op[0] == INSERT:
-            self.pending += op[1]
-            self.pending_chars += sum(len(r[1]) for r in op[1])
-            if self.pending_chars < FRAME_CHARS:
-                return
-            op = (INSERT, self.pending)
-            self.pending, self.pending_chars = [], 0
-        elif self.pending:
+            for row in op[1]:
+                self.pending.append(row)
+                self.pending_chars += len(row[1])
+                if self.pending_chars >= FRAME_CHARS:
+                    self._put((INSERT, self.pending))
+                    self.pending, self.pending_chars = [], 0
+            return
+        if self.pending:
             self._put((INSERT, self.pending))
             self.pending, self.pending_chars = [], 0
         self._put(op)

@@ -21,7 +21,9 @@ from pi_event_search.prepare import ParsedFile, Prepared, parse_open, prepare
 from pi_event_search.sessions import drop_session, upsert_session
 
 RACY_NS = 3_000_000_000
-FLUSH_ROWS = 2000  # fragments held in memory before they are written (bounds memory per file)
+# Fragments held in memory before they are written (bounds memory per file): this many, or this
+# many characters of their text.
+FLUSH_ROWS, FLUSH_CHARS = 2000, 4 << 20
 
 
 @dataclass(slots=True)
@@ -143,6 +145,7 @@ class _Batch:
         self.events: list[_EventRow] = []
         self.fragments: list[tuple[Any, ...]] = []
         self.fts: list[tuple[Any, ...]] = []
+        self.fts_chars = 0
         self.relations: list[tuple[Any, ...]] = []
         self.calls: list[tuple[Any, ...]] = []
         self.files: list[tuple[Any, ...]] = []
@@ -199,6 +202,7 @@ class _Batch:
             # the session's stored cwd_canon (they cost more bytes than the text of many rows).
             self.fragments.append((self.fid, eid, frag.fragment_id, frag.kind, packed, frag.meta))
             self.fts.append((self.fid, frag.text, with_places(frag.meta, self.places)))
+            self.fts_chars += len(frag.text)
             self.fid += 1
         self.relations.extend((eid, rtype, target) for rtype, target in ev.relations)
         self.calls.extend((self.sid, call_id, eid) for call_id in ev.call_ids)
@@ -215,6 +219,7 @@ class _Batch:
         self.conn.executemany("INSERT INTO relations VALUES (?,?,?)", self.relations)
         self.conn.executemany("INSERT INTO calls VALUES (?,?,?)", self.calls)
         self.conn.executemany("INSERT INTO file_refs VALUES (?,?,?,?)", self.files)
+        self.fts_chars = 0
         for rows in (self.fragments, self.fts, self.relations, self.calls, self.files):
             rows.clear()
 
@@ -242,7 +247,7 @@ def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observa
     batch.fresh = True
     for prep in parsed.records:
         batch.add(prep)
-        if len(batch.fts) >= FLUSH_ROWS:
+        if len(batch.fts) >= FLUSH_ROWS or batch.fts_chars >= FLUSH_CHARS:
             batch.flush()
     states = tree.compute(batch.nodes, batch.walkable)
     batch.write(states)
@@ -262,7 +267,7 @@ def _append(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observat
     batch.prev_id = leaf
     for prep in prepare(stream, cwd, False, textcodec.packer(conn)):
         batch.add(prep)
-        if len(batch.fts) >= FLUSH_ROWS:
+        if len(batch.fts) >= FLUSH_ROWS or batch.fts_chars >= FLUSH_CHARS:
             batch.flush()
     states = _extended(conn, sid, leaf, batch)
     if states is None:  # the leaf moved elsewhere, or a compaction: recompute the whole session

@@ -179,7 +179,7 @@ DEFERRED_INDEXES = {
     "relations_target": "CREATE INDEX IF NOT EXISTS relations_target ON relations(target, type)",
     "file_refs_path": "CREATE INDEX IF NOT EXISTS file_refs_path ON file_refs(path)",
 }
-BULK_CACHE_KB = 48_000  # page cache while loading (the default is 32 MB)
+BULK_CACHE_KB = 16_000  # page cache while loading (the default is 32 MB; FTS5 writes elsewhere)
 # FTS5's in-memory index of pending rows while loading (default 1 MB): fewer, larger segments.
 BULK_FTS_HASH = 16_000_000
 FTS_AUTOMERGE, FTS_HASH = 4, 1 << 20  # FTS5's defaults, restored after a bulk load
