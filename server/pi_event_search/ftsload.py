@@ -20,7 +20,6 @@ no lock). The side file never holds anything the main index does not.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import queue
 import sqlite3
@@ -32,6 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from pi_event_search import store, textcodec
+
+try:
+    import fcntl
+    import resource
+except ImportError:  # not POSIX: no side load (begin returns None), one writer as before
+    fcntl = resource = None  # type: ignore[assignment]
 from pi_event_search.authz import place_tokens, with_places
 from pi_event_search.ftsworker import COMMIT, DELETE, END, INSERT, ROLLBACK, frame
 from pi_event_search.prepare import cores
@@ -78,7 +83,7 @@ def side_path(conn: sqlite3.Connection) -> Path:
 def wait_for_other_loader(conn: sqlite3.Connection) -> None:
     """Block while another process is bulk loading this index (it holds the side file's lock)."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'fts_load'").fetchone()
-    if row is None:
+    if row is None or fcntl is None:
         return
     path = side_path(conn)
     try:
@@ -98,7 +103,7 @@ def begin(conn: sqlite3.Connection) -> FtsLoad | None:
     resumed = conn.execute("SELECT 1 FROM meta WHERE key = 'fts_load'").fetchone() is not None
     forced = os.environ.get("PIES_FTS_LOAD")
     load = None
-    if forced == "1" or (forced != "0" and cores() >= 2):
+    if fcntl is not None and (forced == "1" or (forced != "0" and cores() >= 2)):
         if not resumed and conn.execute("SELECT 1 FROM fts_docsize LIMIT 1").fetchone():
             return None  # not empty: a side index could not be copied in
         # No side file possible here (a read-only directory...): one writer, as before.
@@ -145,6 +150,7 @@ class FtsLoad:
         self.error: BaseException | None = None
         self.abandoned = False
         self.cpu = 0.0  # the worker's, once it is done
+        self.rss = (0.0, 0.0)  # peak MB of this process and of the worker, once it is done
         self.thread = threading.Thread(target=self._run, name="pies-fts-send", daemon=True)
         self.thread.start()
 
@@ -198,6 +204,7 @@ class FtsLoad:
                 raise RuntimeError(f"full-text worker exited with {self.proc.returncode}: "
                                    f"{err.decode(errors='replace')[-2000:]}")
             self.cpu = float(out.split()[1])
+            self.rss = _peak_rss()
         except BaseException as exc:  # noqa: BLE001 - reported by finish, which falls back
             self.error = exc
             self.proc.kill()
@@ -244,6 +251,14 @@ class FtsLoad:
             copier.close()
         os.close(self.lock)
         self.path.unlink(missing_ok=True)
+
+
+def _peak_rss() -> tuple[float, float]:
+    """Peak resident MB of this process and of its waited-for children (the worker)."""
+    if resource is None:
+        return (0.0, 0.0)
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
 
 
 def _same_rows(conn: sqlite3.Connection) -> bool:

@@ -7,7 +7,6 @@ an unreadable root (an unmounted archive) marks its sessions unavailable instead
 from __future__ import annotations
 
 import os
-import resource
 import sqlite3
 import sys
 import time
@@ -89,10 +88,9 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
             store.bulk_indexes(conn)  # while the side thread merges
             load.finish()
             if os.environ.get("PIES_INDEX_STATS"):
-                rss = [resource.getrusage(w).ru_maxrss / 1024 for w in
-                       (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
                 print(f"index stats: full-text worker cpu {load.cpu:.2f} s; peak rss "
-                      f"{rss[0]:.1f} MB here, {rss[1]:.1f} MB in the worker", file=sys.stderr)
+                      f"{load.rss[0]:.1f} MB here, {load.rss[1]:.1f} MB in the worker",
+                      file=sys.stderr)
         store.bulk_end(conn)
         if os.environ.get("PIES_INDEX_STATS"):
             print(f"index stats: final merge and indexes {time.monotonic() - started:.2f} s",
