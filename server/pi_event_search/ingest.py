@@ -10,20 +10,17 @@ import os
 import sqlite3
 import time
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 
-from pi_event_search import ftsload, jsonl, textcodec, tree
-from pi_event_search.authz import place_tokens, with_places
+from pi_event_search import jsonl, rows, textcodec, tree
 from pi_event_search.discovery import Observation
-from pi_event_search.prepare import ParsedFile, Prepared, parse_open, prepare
+from pi_event_search.prepare import ParsedFile, parse_open, prepare
+from pi_event_search.rows import SessionRows
 from pi_event_search.sessions import drop_session, upsert_session
 
 RACY_NS = 3_000_000_000
-# Fragments held in memory before they are written (bounds memory per file): this many, or this
-# many characters of their text.
-FLUSH_ROWS, FLUSH_CHARS = 2000, 4 << 20
 
 
 @dataclass(slots=True)
@@ -102,135 +99,6 @@ def _appended(fh: Any, st: os.stat_result, cp: sqlite3.Row) -> bool:
     return last is not None and jsonl.digest(last) == cp["last_hash"]
 
 
-class _EventRow(NamedTuple):
-    """An events row as inserted; the states are known only once the session's tree is."""
-
-    eid: int
-    sid: int
-    entry_id: str
-    parent_id: str | None
-    seq: int
-    line: int
-    byte_off: int
-    sub: int
-    lhash: bytes
-    entry_type: str
-    role: str | None
-    tool_name: str | None
-    ts: str | None
-    ts_ms: int | None
-    is_error: int
-    context_role: str
-    branch_state: str
-    selection_state: str
-    preview: str
-    kinds: str
-    facts: str | None
-
-
-_INSERT_EVENT = (f"INSERT INTO events ({', '.join(_EventRow._fields)}) "
-                 f"VALUES ({','.join('?' * len(_EventRow._fields))})")
-
-
-class _Batch:
-    """Rows for one session, built in memory then written with executemany."""
-
-    def __init__(self, conn: sqlite3.Connection, sid: int, cwd: str | None, seq: int,
-                 has_ids: bool) -> None:
-        self.conn, self.sid, self.cwd, self.seq = conn, sid, cwd, seq
-        canon = conn.execute("SELECT cwd_canon FROM sessions WHERE sid = ?", (sid,)).fetchone()
-        self.places = place_tokens(canon["cwd_canon"] if canon else None)
-        self.eid = (conn.execute("SELECT max(eid) AS n FROM events").fetchone()["n"] or 0) + 1
-        self.fid = (conn.execute("SELECT max(fid) AS n FROM fragments").fetchone()["n"] or 0) + 1
-        self.events: list[_EventRow] = []
-        self.fragments: list[tuple[Any, ...]] = []
-        self.fts: list[tuple[Any, ...]] = []
-        self.fts_chars = 0
-        self.relations: list[tuple[Any, ...]] = []
-        self.calls: list[tuple[Any, ...]] = []
-        self.files: list[tuple[Any, ...]] = []
-        self.nodes: list[tree.Node] = []
-        self.used: set[str] = set()
-        self.prev_id: str | None = None
-        self.has_ids = has_ids
-        self.v1 = not has_ids  # Pi's migration makes a v1 file a straight chain it can walk
-        self.name: str | None = None
-        self.name_set = False
-        self.fresh = False
-
-    @property
-    def walkable(self) -> bool:
-        """Whether Pi can walk the session's tree: ids throughout, or a v1 file (a chain)."""
-        return self.has_ids or self.v1
-
-    def exists(self, entry_id: str) -> bool:
-        if entry_id in self.used:
-            return True
-        if self.fresh:  # a rebuilt session has no rows yet besides this batch's
-            return False
-        row = self.conn.execute("SELECT 1 FROM events WHERE sid = ? AND entry_id = ?",
-                                (self.sid, entry_id)).fetchone()
-        return row is not None
-
-    def add(self, prep: Prepared) -> None:
-        ordinal = self.seq + 1
-        if prep.raw_id is not None:
-            entry_id = prep.raw_id if not self.exists(prep.raw_id) else f"{prep.raw_id}~{ordinal}"
-            parent_id = prep.raw_parent
-        else:
-            self.has_ids = False
-            entry_id = f"v1~{ordinal}"
-            parent_id = self.prev_id  # Pi's own v1 migration chains entries linearly
-        self.used.add(entry_id)
-        self._rows(prep, entry_id, parent_id)
-        self.prev_id = entry_id
-        self.seq += 1
-
-    def _rows(self, prep: Prepared, entry_id: str, parent_id: str | None) -> None:
-        ev = prep.event
-        eid = self.eid
-        self.eid += 1
-        facts = dict(ev.tree)
-        kinds = ",".join(dict.fromkeys(f.kind for f in ev.fragments))
-        self.events.append(_EventRow(
-            eid, self.sid, entry_id, parent_id, self.seq, prep.line, prep.offset, prep.sub,
-            prep.line_hash, ev.entry_type, ev.role, ev.tool_name, prep.ts, prep.ts_ms,
-            int(ev.is_error), ev.context_role, tree.UNKNOWN, tree.UNKNOWN, ev.preview, kinds,
-            orjson.dumps(facts).decode() if facts else None))
-        for frag, packed in zip(ev.fragments, prep.packed, strict=True):
-            # The places are not stored with the fragment: a delete derives them again from
-            # the session's stored cwd_canon (they cost more bytes than the text of many rows).
-            self.fragments.append((self.fid, eid, frag.fragment_id, frag.kind, packed, frag.meta))
-            self.fts.append((self.fid, frag.text, with_places(frag.meta, self.places)))
-            self.fts_chars += len(frag.text)
-            self.fid += 1
-        self.relations.extend((eid, rtype, target) for rtype, target in ev.relations)
-        self.calls.extend((self.sid, call_id, eid) for call_id in ev.call_ids)
-        self.files.extend((eid, op, path, label) for op, path, label in ev.files)
-        self.nodes.append(tree.Node(self.seq, entry_id, parent_id, ev.entry_type, facts))
-        if ev.entry_type == "session_info":
-            self.name, self.name_set = (facts.get("name") or None), True
-
-    def flush(self) -> None:
-        """Write the bulky rows gathered so far (text, FTS, relations); events wait for states."""
-        self.conn.executemany("INSERT INTO fragments (fid, eid, frag, kind, text, meta) "
-                              "VALUES (?,?,?,?,?,?)", self.fragments)
-        ftsload.insert(self.conn, self.fts)
-        self.conn.executemany("INSERT INTO relations VALUES (?,?,?)", self.relations)
-        self.conn.executemany("INSERT INTO calls VALUES (?,?,?)", self.calls)
-        self.conn.executemany("INSERT INTO file_refs VALUES (?,?,?,?)", self.files)
-        self.fts_chars = 0
-        for rows in (self.fragments, self.fts, self.relations, self.calls, self.files):
-            rows.clear()
-
-    def write(self, states: tree.States) -> None:
-        self.flush()
-        rows = [e._replace(branch_state=states.branch.get(e.entry_id, tree.UNKNOWN),
-                           selection_state=states.selection.get(e.entry_id, tree.UNKNOWN))
-                for e in self.events]
-        self.conn.executemany(_INSERT_EVENT, rows)
-
-
 def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observation,
              session_id: str, ahead: ParsedFile | None) -> Outcome:
     parsed = ahead or parse_open(fh, textcodec.packer(conn))
@@ -243,11 +111,11 @@ def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observa
     sid = upsert_session(conn, header, obs.path)
     raw_version = header.get("version")
     version = raw_version if isinstance(raw_version, int) else 1
-    batch = _Batch(conn, sid, jsonl.header_cwd(header), 0, has_ids=version >= 2)
+    batch = SessionRows(conn, sid, jsonl.header_cwd(header), 0, has_ids=version >= 2)
     batch.fresh = True
     for prep in parsed.records:
         batch.add(prep)
-        if len(batch.fts) >= FLUSH_ROWS or batch.fts_chars >= FLUSH_CHARS:
+        if len(batch.fts) >= rows.FLUSH_ROWS or batch.fts_chars >= rows.FLUSH_CHARS:
             batch.flush()
     states = tree.compute(batch.nodes, batch.walkable)
     batch.write(states)
@@ -263,11 +131,11 @@ def _append(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observat
     sess = conn.execute(
         "SELECT cwd, version, entries, leaf FROM sessions WHERE sid = ?", (sid,)).fetchone()
     cwd, leaf = sess["cwd"], sess["leaf"]
-    batch = _Batch(conn, sid, cwd, sess["entries"], has_ids=(sess["version"] or 1) >= 2)
+    batch = SessionRows(conn, sid, cwd, sess["entries"], has_ids=(sess["version"] or 1) >= 2)
     batch.prev_id = leaf
     for prep in prepare(stream, cwd, False, textcodec.packer(conn)):
         batch.add(prep)
-        if len(batch.fts) >= FLUSH_ROWS or batch.fts_chars >= FLUSH_CHARS:
+        if len(batch.fts) >= rows.FLUSH_ROWS or batch.fts_chars >= rows.FLUSH_CHARS:
             batch.flush()
     states = _extended(conn, sid, leaf, batch)
     if states is None:  # the leaf moved elsewhere, or a compaction: recompute the whole session
@@ -284,7 +152,7 @@ def _append(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observat
     return Outcome("appended" if batch.events else "unchanged", len(batch.events))
 
 
-def _extended(conn: sqlite3.Connection, sid: int, leaf: str | None, batch: _Batch
+def _extended(conn: sqlite3.Connection, sid: int, leaf: str | None, batch: SessionRows
               ) -> tree.States | None:
     """States when the new entries simply continue the selected path from the old leaf (the
     usual append): nothing before them changes, so the session need not be recomputed."""
@@ -315,7 +183,7 @@ def _update_states(conn: sqlite3.Connection, sid: int, old: list[tree.Node],
                      "WHERE sid = ? AND entry_id = ?", changed)
 
 
-def _finish(conn: sqlite3.Connection, sid: int, batch: _Batch, states: tree.States,
+def _finish(conn: sqlite3.Connection, sid: int, batch: SessionRows, states: tree.States,
             obs: Observation, st: os.stat_result, chunk: jsonl.Chunk, header_hash: bytes | None,
             *, replace: bool) -> None:
     name_sql = ", name = ?" if batch.name_set else ""
