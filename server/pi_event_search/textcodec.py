@@ -14,7 +14,8 @@ from __future__ import annotations
 import codecs
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
 
 import zstandard
 
@@ -48,23 +49,24 @@ PLAIN = Packer(0)
 
 
 def _compressor(dict_id: int) -> zstandard.ZstdCompressor:
-    cache: dict[int, zstandard.ZstdCompressor] | None = getattr(_local, "c", None)
-    if cache is None:
-        cache = _local.c = {}
-    ctx = cache.get(dict_id)
-    if ctx is None:
-        ctx = cache[dict_id] = zstandard.ZstdCompressor(
-            level=LEVEL, dict_data=_DICTS.get(dict_id), write_checksum=False)
-    return ctx
+    return _cached("c", dict_id, lambda d: zstandard.ZstdCompressor(
+        level=LEVEL, dict_data=d, write_checksum=False))
 
 
 def _decompressor(dict_id: int) -> zstandard.ZstdDecompressor:
-    cache: dict[int, zstandard.ZstdDecompressor] | None = getattr(_local, "d", None)
-    if cache is None:
-        cache = _local.d = {}
+    return _cached("d", dict_id, lambda d: zstandard.ZstdDecompressor(dict_data=d))
+
+
+_T = TypeVar("_T")
+
+
+def _cached(kind: str, dict_id: int,
+            make: Callable[[zstandard.ZstdCompressionDict | None], _T]) -> _T:
+    """This thread's context of `kind` for a dictionary (0: none)."""
+    cache: dict[int, _T] = _local.__dict__.setdefault(kind, {})
     ctx = cache.get(dict_id)
     if ctx is None:
-        ctx = cache[dict_id] = zstandard.ZstdDecompressor(dict_data=_DICTS.get(dict_id))
+        ctx = cache[dict_id] = make(_DICTS.get(dict_id) if dict_id else None)
     return ctx
 
 
