@@ -417,9 +417,9 @@ class Bench:
     def in_process(self) -> None:
         os.environ["PI_CODING_AGENT_DIR"] = self.m["agent_dir"]
         from pi_event_search.authz import Scope
-        from pi_event_search.discovery import Observation
+        from pi_event_search.discovery import RACY_NS, Observation
         from pi_event_search.engine import Engine
-        from pi_event_search.ingest import RACY_NS, apply_file
+        from pi_event_search.ingest import apply_file
         from pi_event_search.search import Filters
 
         engine = Engine.open(self.index, [])

@@ -82,6 +82,7 @@ def scan(dirs: list[SessionDir]) -> tuple[list[Observation], set[str]]:
 # a file changes it, so an unchanged mtime means an unchanged listing. Only listings of
 # directories untouched for RACY_NS are kept (a change within the same mtime tick could hide).
 _LISTINGS: dict[str, tuple[int, list[str]]] = {}
+# A file or directory changed within this long may still change within the same mtime tick.
 RACY_NS = 3_000_000_000
 
 

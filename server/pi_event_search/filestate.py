@@ -11,8 +11,7 @@ import time
 from typing import NamedTuple
 
 from pi_event_search import store
-from pi_event_search.discovery import Observation
-from pi_event_search.ingest import RACY_NS
+from pi_event_search.discovery import RACY_NS, Observation
 
 
 class FileRow(NamedTuple):

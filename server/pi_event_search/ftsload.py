@@ -75,9 +75,13 @@ def delete(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
         load.send((DELETE, rows))
 
 
+def _main_file(conn: sqlite3.Connection) -> str:
+    return str(next(r["file"] for r in conn.execute("PRAGMA database_list")
+                    if r["name"] == "main"))
+
+
 def side_path(conn: sqlite3.Connection) -> Path:
-    main = next(r["file"] for r in conn.execute("PRAGMA database_list") if r["name"] == "main")
-    return Path(main + ".fts-load.sqlite3")
+    return Path(_main_file(conn) + ".fts-load.sqlite3")
 
 
 def wait_for_other_loader(conn: sqlite3.Connection) -> None:
@@ -230,8 +234,7 @@ class FtsLoad:
         the fragments' text in the main one directly), clear the flag, drop the side file."""
         self.close_input()
         self.thread.join()
-        path = next(r["file"] for r in self.conn.execute("PRAGMA database_list")
-                    if r["name"] == "main")
+        path = _main_file(self.conn)
         # A connection of its own: FTS5 caches the index structure per connection and reloads
         # it when another connection commits, never after its own writes to the shadow tables.
         copier = sqlite3.connect(path, isolation_level=None, timeout=60)

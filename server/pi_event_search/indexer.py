@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pi_event_search import ftsload, store, textcodec
-from pi_event_search.discovery import HeaderInfo, Observation, SessionDir, read_header_info, scan
+from pi_event_search.discovery import RACY_NS, HeaderInfo, Observation, SessionDir, read_header_info, scan
 from pi_event_search.filestate import FileRow, known_files, quiet
-from pi_event_search.ingest import RACY_NS, Outcome, apply_file, mark_stale
+from pi_event_search.ingest import Outcome, apply_file, mark_stale
 from pi_event_search.prepare import ReadAhead, cores, sample_texts
 from pi_event_search.progress import Eta
 from pi_event_search.sessions import drop_session

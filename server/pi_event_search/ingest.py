@@ -14,13 +14,11 @@ from typing import Any
 
 import orjson
 
-from pi_event_search import jsonl, rows, textcodec, tree
-from pi_event_search.discovery import Observation
+from pi_event_search import jsonl, textcodec, tree
+from pi_event_search.discovery import RACY_NS, Observation
 from pi_event_search.prepare import ParsedFile, parse_open, prepare
 from pi_event_search.rows import SessionRows
 from pi_event_search.sessions import drop_session, upsert_session
-
-RACY_NS = 3_000_000_000
 
 
 @dataclass(slots=True)
@@ -115,8 +113,7 @@ def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observa
     batch.fresh = True
     for prep in parsed.records:
         batch.add(prep)
-        if len(batch.fts) >= rows.FLUSH_ROWS or batch.fts_chars >= rows.FLUSH_CHARS:
-            batch.flush()
+        batch.flush_when_full()
     states = tree.compute(batch.nodes, batch.walkable)
     batch.write(states)
     _finish(conn, sid, batch, states, obs, st, parsed.chunk, jsonl.digest(header_raw),
@@ -135,8 +132,7 @@ def _append(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observat
     batch.prev_id = leaf
     for prep in prepare(stream, cwd, False, textcodec.packer(conn)):
         batch.add(prep)
-        if len(batch.fts) >= rows.FLUSH_ROWS or batch.fts_chars >= rows.FLUSH_CHARS:
-            batch.flush()
+        batch.flush_when_full()
     states = _extended(conn, sid, leaf, batch)
     if states is None:  # the leaf moved elsewhere, or a compaction: recompute the whole session
         nodes = [tree.Node(r["seq"], r["entry_id"], r["parent_id"], r["entry_type"],

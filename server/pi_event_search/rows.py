@@ -130,6 +130,10 @@ class SessionRows:
         if ev.entry_type == "session_info":
             self.name, self.name_set = (facts.get("name") or None), True
 
+    def flush_when_full(self) -> None:
+        if len(self.fts) >= FLUSH_ROWS or self.fts_chars >= FLUSH_CHARS:
+            self.flush()
+
     def flush(self) -> None:
         """Write the bulky rows gathered so far (text, FTS, relations); events wait for states."""
         self.conn.executemany("INSERT INTO fragments (fid, eid, frag, kind, text, meta) "
