@@ -35,7 +35,7 @@ sys.path.insert(0, str(HERE))
 from lspclient import LspClient  # noqa: E402
 from run import dist, machine, pct  # noqa: E402
 
-from pi_event_search.tools import resolve_path  # noqa: E402
+from pi_event_search.source.pitools import resolve_path  # noqa: E402
 
 CLI = str(Path(sys.executable).parent / "pi-event-search")
 

@@ -126,9 +126,9 @@ def main() -> None:
     conn.close()
 
     # 3. in-process: queries, refreshes, reads
-    from pi_event_search.authz import Scope
-    from pi_event_search.engine import Engine
-    from pi_event_search.search import Filters
+    from pi_event_search.core.authz import Scope
+    from pi_event_search.query.search import Filters
+    from pi_event_search.service.engine import Engine
 
     engine = Engine.open(index, [])
     scope = Scope.of(m["roots"])
@@ -144,7 +144,7 @@ def main() -> None:
 
         run_q()
         out[f"query_{cls}"] = cprofile(run_q)
-    from pi_event_search.query import parse
+    from pi_event_search.query.parse import parse
 
     match = parse("error").match
     t0 = time.perf_counter()
@@ -208,7 +208,7 @@ def main() -> None:
 
     # 4. server import time
     imp = subprocess.run([sys.executable, "-X", "importtime", "-c",
-                          "import pi_event_search.server, pi_event_search.handlers"],
+                          "import pi_event_search.lsp.server, pi_event_search.lsp.handlers"],
                          capture_output=True, text=True).stderr.splitlines()
     parsed = []
     for ln in imp:

@@ -53,7 +53,7 @@ SPANS: dict[str, list[float]] = defaultdict(list)
 
 
 def wrap_stages() -> None:
-    from pi_event_search import search as mod
+    from pi_event_search.query import search as mod
 
     for name in STAGES:
         fn = getattr(mod, name, None)
@@ -73,9 +73,9 @@ def wrap_stages() -> None:
 
 def in_process(index: Path, roots: list[str], runs: int, queries: list[dict[str, Any]]
                ) -> dict[str, Any]:
-    from pi_event_search import store
-    from pi_event_search.authz import Scope
-    from pi_event_search.search import Filters, search
+    from pi_event_search.core.authz import Scope
+    from pi_event_search.index import store
+    from pi_event_search.query.search import Filters, search
 
     conn = store.connect(index, readonly=True)
     scope = Scope.of(roots)
@@ -131,8 +131,8 @@ def in_process(index: Path, roots: list[str], runs: int, queries: list[dict[str,
 
 
 def bare_fts(index: Path, queries: list[dict[str, Any]], runs: int) -> dict[str, Any]:
-    from pi_event_search import store
-    from pi_event_search.query import parse
+    from pi_event_search.index import store
+    from pi_event_search.query.parse import parse
 
     conn = store.connect(index, readonly=True)
     out: dict[str, Any] = {}

@@ -220,7 +220,7 @@ ITEMS: list[tuple[tuple[Any, ...], list[Q]]] = [
     (("user", "The nightly backup job silently skips tables with uppercase names"),
      [("backup skipping uppercase tables", "inflected"), ("nightly backup job", "words")]),
     (("result", "bash", {"command": "make lint"},
-      "ruff check server tests\nserver/pi_event_search/search.py:88:5: F841 Local variable "
+      "ruff check server tests\nserver/pi_event_search/query/search.py:88:5: F841 Local variable "
       "`rows` is assigned to but never used"),
      [("F841 rows never used", "identifier"), ("variable assigned but never used", "error")]),
     (("assistant", "Renamed the feature flag new_checkout_flow to checkout_v2 and removed the dead "

@@ -416,11 +416,11 @@ class Bench:
     # -- in-process: engine-only query time and the cost of one append --------------------------
     def in_process(self) -> None:
         os.environ["PI_CODING_AGENT_DIR"] = self.m["agent_dir"]
-        from pi_event_search.authz import Scope
-        from pi_event_search.discovery import RACY_NS, Observation
-        from pi_event_search.engine import Engine
-        from pi_event_search.ingest import apply_file
-        from pi_event_search.search import Filters
+        from pi_event_search.core.authz import Scope
+        from pi_event_search.index.ingest import apply_file
+        from pi_event_search.query.search import Filters
+        from pi_event_search.service.engine import Engine
+        from pi_event_search.source.discovery import RACY_NS, Observation
 
         engine = Engine.open(self.index, [])
         scope = Scope.of(self.m["roots"])

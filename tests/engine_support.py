@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pi_event_search.authz import Scope
-from pi_event_search.cli import main
-from pi_event_search.engine import Engine
-from pi_event_search.search import Filters
+from pi_event_search.cli.main import main
+from pi_event_search.core.authz import Scope
+from pi_event_search.query.search import Filters
+from pi_event_search.service.engine import Engine
 
 ALL = Scope.of(None)
 

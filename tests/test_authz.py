@@ -3,7 +3,7 @@
 A property test builds random directory trees (symlinks included) and sessions whose cwds lie
 inside, outside, beside and above the roots, then checks that search, read, trace and status
 never reveal anything from a session the caller may not see. Named tests pin the edge cases
-through the CLI (`pi_event_search.cli.main`) and the engine API.
+through the CLI (`pi_event_search.cli.main.main`) and the engine API.
 
 Expectations come from what the fixtures wrote: visibility from the recorded cwd (canonicalised
 with the operating system's own `realpath`, compared by path components with `commonpath`), and
@@ -28,12 +28,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builder import SessionBuilder, sample_session
-from pi_event_search import cli
-from pi_event_search.authz import Scope
-from pi_event_search.discovery import SessionDir
-from pi_event_search.engine import Engine
-from pi_event_search.errors import NotFound
-from pi_event_search.search import Filters
+from pi_event_search.cli import main as cli
+from pi_event_search.core.authz import Scope
+from pi_event_search.core.errors import NotFound
+from pi_event_search.query.search import Filters
+from pi_event_search.service.engine import Engine
+from pi_event_search.source.discovery import SessionDir
 from support import PiHome
 
 ABSENT = object()  # a header without any "cwd" key

@@ -16,9 +16,9 @@ import pytest
 
 from builder import SessionBuilder
 from engine_support import snapshot
-from pi_event_search import store
-from pi_event_search.discovery import default_dirs
-from pi_event_search.engine import Engine
+from pi_event_search.index import store
+from pi_event_search.service.engine import Engine
+from pi_event_search.source.discovery import default_dirs
 
 
 def _corpus(root: Path, sessions: int) -> Path:

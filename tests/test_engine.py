@@ -13,7 +13,7 @@ import pytest
 
 from builder import SessionBuilder, sample_session
 from engine_support import cli, cli_json, engine, hits, snapshot
-from pi_event_search import store
+from pi_event_search.index import store
 from support import tree_digest
 
 
@@ -207,7 +207,7 @@ def test_append_in_pieces_equals_fresh_index(pi_home):
 def test_two_processes_index_one_index(pi_home):
     for i in range(12):
         sample_session(pi_home.sessions, f"/p{i}")
-    code = "from pi_event_search.cli import main; import sys; sys.exit(main(['index']))"
+    code = "from pi_event_search.cli.main import main; import sys; sys.exit(main(['index']))"
     procs = [subprocess.Popen([sys.executable, "-c", code], env=pi_home.env(),
                               stderr=subprocess.PIPE) for _ in range(3)]
     assert all(p.wait(60) == 0 for p in procs)

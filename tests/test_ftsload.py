@@ -11,8 +11,8 @@ import pytest
 
 from builder import SessionBuilder
 from engine_support import ALL, hits, snapshot
-from pi_event_search.discovery import default_dirs
-from pi_event_search.engine import Engine
+from pi_event_search.service.engine import Engine
+from pi_event_search.source.discovery import default_dirs
 
 
 def _corpus(root: Path) -> Path:

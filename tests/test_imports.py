@@ -1,5 +1,6 @@
-"""The server's module graph: no import cycle, counting imports inside functions and under
-TYPE_CHECKING, and no import hidden inside a function except the documented lazy one."""
+"""The server's module graph: subpackages in layers, imports pointing one way (from the LSP and the
+CLI down to core), no import cycle between modules, counting imports inside functions and under
+TYPE_CHECKING, and no import hidden inside a function except the documented lazy ones."""
 
 from __future__ import annotations
 
@@ -8,25 +9,41 @@ from pathlib import Path
 
 PACKAGE = "pi_event_search"
 SOURCE = Path(__file__).resolve().parent.parent / "server" / PACKAGE
+# Lower layers first. A module may import its own package and any package of a lower layer;
+# packages on one layer do not import each other.
+LAYERS: list[set[str]] = [
+    {"core"}, {"source"}, {"index"}, {"query"}, {"events", "files"}, {"service"}, {"lsp"}, {"cli"},
+]
+LAYER = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
 # Startup costs, not cycles: the CLI loads the language server's stack (pygls, ~250 ms) only for
 # `serve`, and the watcher (watchfiles, asyncio, ~25 ms) only for `index --watch`.
-LAZY_ALLOWED = {("cli", "lsp_main"), ("render_text", "watch")}
+LAZY_ALLOWED = {("cli.main", "lsp.main"), ("cli.render", "service.watch")}
+TOP = {"__init__", "__main__"}
 
 
 def _modules() -> dict[str, ast.Module]:
-    return {p.stem: ast.parse(p.read_text(), str(p)) for p in sorted(SOURCE.glob("*.py"))}
+    """Dotted names under the package ("index.store", "__main__") -> their syntax trees."""
+    out = {}
+    for p in sorted(SOURCE.rglob("*.py")):
+        rel = p.relative_to(SOURCE).with_suffix("")
+        name = ".".join(rel.parts)
+        out[name] = ast.parse(p.read_text(), str(p))
+    return out
 
 
 def _targets(node: ast.Import | ast.ImportFrom, modules: set[str]) -> list[str]:
-    """Our modules an import statement loads."""
+    """Our modules an import statement loads (a package's __init__ as "pkg.__init__")."""
     if isinstance(node, ast.Import):
-        names = [a.name for a in node.names]
-        return [n.split(".")[1] for n in names if n.startswith(PACKAGE + ".")]
-    if node.level or node.module is None or not node.module.startswith(PACKAGE):
+        names = [a.name[len(PACKAGE) + 1:] for a in node.names if a.name.startswith(PACKAGE + ".")]
+    elif node.level or node.module is None or not node.module.startswith(PACKAGE):
         return []
-    if node.module == PACKAGE:  # from pi_event_search import a, b
-        return [a.name for a in node.names if a.name in modules] or ["__init__"]
-    return [node.module.split(".")[1]]
+    else:
+        base = node.module[len(PACKAGE) + 1:]
+        names = []
+        for a in node.names:
+            full = f"{base}.{a.name}" if base else a.name
+            names.append(full if full in modules else base or "__init__")
+    return [n if n in modules else f"{n}.__init__" for n in names]
 
 
 def _edges() -> tuple[dict[str, set[str]], set[tuple[str, str]]]:
@@ -44,6 +61,23 @@ def _edges() -> tuple[dict[str, set[str]], set[tuple[str, str]]]:
             if isinstance(node, ast.Import | ast.ImportFrom):
                 graph[name].update(t for t in _targets(node, set(modules)) if t != name)
     return graph, nested
+
+
+def _package(module: str) -> str:
+    return module.split(".")[0]
+
+
+def _against_layers(graph: dict[str, set[str]]) -> list[str]:
+    bad = []
+    for src, targets in sorted(graph.items()):
+        if src in TOP:
+            continue
+        for dst in sorted(targets):
+            if dst in TOP or _package(src) == _package(dst):
+                continue
+            if LAYER[_package(dst)] >= LAYER[_package(src)]:
+                bad.append(f"{src} -> {dst}")
+    return bad
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -83,8 +117,30 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_is_read_from_the_real_package() -> None:
     graph, _ = _edges()
-    assert {"engine", "reader", "eventref", "errors"} <= graph.keys()
-    assert "reader" in graph["engine"] and "errors" in graph["reader"]
+    assert {"service.engine", "events.reader", "core.eventref", "core.errors"} <= graph.keys()
+    assert "events.reader" in graph["service.engine"] and "core.errors" in graph["events.reader"]
+
+
+def test_every_module_lives_in_a_layered_package() -> None:
+    loose = [m for m in _modules() if m not in TOP and _package(m) not in LAYER]
+    assert loose == []
+
+
+def test_every_package_says_what_it_owns() -> None:
+    for pkg in LAYER:
+        doc = ast.get_docstring(ast.parse((SOURCE / pkg / "__init__.py").read_text()))
+        assert doc and len(doc.splitlines()) == 1, pkg
+
+
+def test_layer_check_finds_an_upward_import() -> None:
+    assert _against_layers({"core.wire": {"lsp.server"}, "lsp.server": {"core.wire"},
+                            "events.reader": {"files.filerefs"}}) == [
+        "core.wire -> lsp.server", "events.reader -> files.filerefs"]
+
+
+def test_imports_point_down_the_layers() -> None:
+    graph, _ = _edges()
+    assert _against_layers(graph) == []
 
 
 def test_cycle_finder_finds_a_cycle() -> None:

@@ -51,7 +51,7 @@ def _found(e, query: str) -> set[str]:
 
 
 def _filters():
-    from pi_event_search.search import Filters
+    from pi_event_search.query.search import Filters
 
     return Filters()
 

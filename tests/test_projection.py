@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from pi_event_search.projection import project
+from pi_event_search.source.projection import project
 
 IMG = {"type": "image", "data": base64.b64encode(b"\x89PNG" * 300).decode(), "mimeType": "image/png"}
 

@@ -16,7 +16,7 @@ import pygls.io_
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
-from pi_event_search.server import PiEventServer, _Answered, _plain_dicts
+from pi_event_search.lsp.server import PiEventServer, _Answered, _plain_dicts
 
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 

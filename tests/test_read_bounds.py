@@ -7,8 +7,8 @@ import pytest
 
 from builder import sample_session
 from engine_support import ALL, cli, engine
-from pi_event_search.errors import EngineError
-from pi_event_search.params import BadParams, read_params
+from pi_event_search.core.errors import EngineError
+from pi_event_search.lsp.params import BadParams, read_params
 
 
 def _server_error(e, ref: str, **params) -> str:

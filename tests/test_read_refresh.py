@@ -9,7 +9,7 @@ import pytest
 
 from builder import sample_session
 from engine_support import ALL, engine, hits
-from pi_event_search.errors import NotFound
+from pi_event_search.core.errors import NotFound
 
 
 def _shift_entries(path, text: str) -> None:

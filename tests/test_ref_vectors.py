@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from pi_event_search import eventref
-from pi_event_search.errors import InvalidRef
-from pi_event_search.eventref import Ref
+from pi_event_search.core import eventref
+from pi_event_search.core.errors import InvalidRef
+from pi_event_search.core.eventref import Ref
 
 VECTORS: list[dict[str, Any]] = json.loads(
     (Path(__file__).parent / "data" / "ref-vectors.json").read_text(encoding="utf-8"))["vectors"]

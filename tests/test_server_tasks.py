@@ -8,8 +8,8 @@ import gc
 
 from lsprotocol import types as t
 
-from pi_event_search.handlers import register
-from pi_event_search.server import PiEventServer
+from pi_event_search.lsp.handlers import register
+from pi_event_search.lsp.server import PiEventServer
 
 
 async def test_initialized_keeps_its_background_task(pi_home):

@@ -12,8 +12,8 @@ import zstandard
 
 from builder import SessionBuilder
 from engine_support import ALL, hits
-from pi_event_search.discovery import default_dirs
-from pi_event_search.engine import Engine
+from pi_event_search.service.engine import Engine
+from pi_event_search.source.discovery import default_dirs
 
 WORDS = ("socket", "retry", "timeout", "handler", "buffer", "migration", "schema", "deploy")
 

@@ -10,8 +10,8 @@ import pytest
 
 from builder import SessionBuilder
 from engine_support import ALL, engine
-from pi_event_search.search import Filters
-from pi_event_search.timestamps import parse_time
+from pi_event_search.core.timestamps import parse_time
+from pi_event_search.query.search import Filters
 
 
 @pytest.fixture

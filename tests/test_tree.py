@@ -6,7 +6,7 @@ import pytest
 
 from builder import SessionBuilder
 from engine_support import ALL, engine, hits
-from pi_event_search.errors import EngineError, NotFound
+from pi_event_search.core.errors import EngineError, NotFound
 
 
 def states(e, session_id):

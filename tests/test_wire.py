@@ -14,8 +14,8 @@ import pytest
 
 from builder import sample_session
 from engine_support import ALL, engine
-from pi_event_search import wire
-from pi_event_search.search import Filters
+from pi_event_search.core import wire
+from pi_event_search.query.search import Filters
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
 

@@ -2,7 +2,7 @@
 
 import sys
 
-from pi_event_search.cli import main
+from pi_event_search.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:] or ["serve"]))

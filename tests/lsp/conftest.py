@@ -14,7 +14,7 @@ from lsprotocol import types as t
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
-from pi_event_search.server import _plain_dicts
+from pi_event_search.lsp.server import _plain_dicts
 from support import PiHome
 
 CLIENTS = ["visual-studio-code", "neovim"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pi_event_search.engine import Engine
+from pi_event_search.service.engine import Engine
 from reliability import guard
 from reliability.relsupport import ENGINE_DIR, FIGURES, SOAK
 from support import tree_digest

@@ -15,7 +15,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from pi_event_search import store
+from pi_event_search.index import store
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -140,8 +140,8 @@ def orphans(conn: sqlite3.Connection) -> list[tuple[str, int]]:
 
 def open_engine(sessions: Path, index: Path, extra: list[str] | None = None) -> Any:
     """An Engine on an explicit sessions directory (no environment involved)."""
-    from pi_event_search.discovery import default_dirs
-    from pi_event_search.engine import Engine
+    from pi_event_search.service.engine import Engine
+    from pi_event_search.source.discovery import default_dirs
 
     return Engine(index, default_dirs(sessions, extra or []))
 
@@ -149,7 +149,7 @@ def open_engine(sessions: Path, index: Path, extra: list[str] | None = None) -> 
 def full_state(index: Path) -> tuple[Any, ...]:
     """engine_support.snapshot plus per-session checkpoints and the files table."""
     from engine_support import snapshot
-    from pi_event_search.engine import Engine
+    from pi_event_search.service.engine import Engine
 
     e = Engine(index, [])
     try:

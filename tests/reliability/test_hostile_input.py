@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from builder import SessionBuilder, sample_session
 from engine_support import ALL, hits
-from pi_event_search.errors import EngineError
-from pi_event_search.search import Filters
+from pi_event_search.core.errors import EngineError
+from pi_event_search.query.search import Filters
 from reliability.relsupport import (
     FIGURES,
     connect_ro,

@@ -18,7 +18,7 @@ import pytest
 
 from builder import SessionBuilder
 from engine_support import ALL
-from pi_event_search.search import Filters
+from pi_event_search.query.search import Filters
 from reliability.relsupport import (
     FIGURES,
     RawLsp,

@@ -1,0 +1,187 @@
+"""`pi-event-search index|search|read|trace|file|blame|status|serve`: argv in, JSON or tables out.
+
+Exit codes: 0 success, 2 bad usage, 1 any other error (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import orjson
+
+from pi_event_search import __version__
+from pi_event_search.cli import file as cli_file
+from pi_event_search.cli import render as render_text
+from pi_event_search.cli.demo import ensure_demo
+from pi_event_search.core.authz import Scope, default_root
+from pi_event_search.core.errors import EngineError, NotFound
+from pi_event_search.core.timestamps import parse_time
+from pi_event_search.query.parse import QueryTooLong
+from pi_event_search.query.search import Filters, StaleCursor
+from pi_event_search.service.engine import Engine
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sessions-dir", action="append", default=[], metavar="DIR",
+                   help="an extra or archive sessions directory (repeatable)")
+    p.add_argument("--index", metavar="PATH", help="index file (default: user cache directory)")
+
+
+def _scope_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--root", action="append", metavar="DIR",
+                   help="authorization root (repeatable); default: the Git root or current dir")
+    p.add_argument("--all", action="store_true", help="trusted: every indexed session")
+    p.add_argument("--current-session", metavar="ID", help="the caller's own session")
+    p.add_argument("--cutoff", metavar="ENTRY_ID", help="the entry holding the invoking call")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _file_args(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    _scope_args(p)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="pi-event-search", description=__doc__)
+    parser.add_argument("--version", action="version", version=__version__)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = sub.add_parser("index", help="index what changed (optionally keep watching)")
+    _common(p)
+    p.add_argument("--watch", action="store_true", help="follow the sessions directories")
+    p = sub.add_parser("search", help="search events")
+    _common(p)
+    _scope_args(p)
+    p.add_argument("query", nargs="?", default="")
+    for flag in ("kind", "role", "tool", "branch-state", "selection-state"):
+        p.add_argument(f"--{flag}", action="append", default=[])
+    p.add_argument("--session")
+    p.add_argument("--cwd", metavar="PATH", help="only sessions recorded in PATH or below")
+    p.add_argument("--since")
+    p.add_argument("--until")
+    p.add_argument("--errors", action="store_true")
+    p.add_argument("--file", metavar="PATH", help="events with evidence about this file")
+    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--cursor")
+    p.add_argument("--prefix-last", action="store_true",
+                   help="the last word is a prefix, as typed in a picker (recon finds reconnect)")
+    p.add_argument("--demo", action="store_true",
+                   help="search a generated demo history when no Pi history exists")
+    p = sub.add_parser("read", help="read one event exactly, from its source file")
+    _common(p)
+    _scope_args(p)
+    p.add_argument("ref", help="SESSION_ID/ENTRY_ID or pi-event:SESSION_ID/ENTRY_ID")
+    p.add_argument("--fragment")
+    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--length", type=int, default=4000)
+    p.add_argument("--before", type=int, default=1)
+    p.add_argument("--after", type=int, default=1)
+    p.add_argument("--order", choices=("append", "branch"), default="append")
+    p = sub.add_parser("trace", help="an event's tree neighbours, relations and lineage")
+    _common(p)
+    _scope_args(p)
+    p.add_argument("ref")
+    cli_file.add_parsers(sub, _file_args)
+    p = sub.add_parser("status", help="index state and counts (of what the roots may see)")
+    _common(p)
+    _scope_args(p)
+    p = sub.add_parser("serve", help="run the language server on stdio")
+    _common(p)
+    p.add_argument("--stdio", action="store_true",
+                   help="accepted for LSP clients that pass it; stdio is the only transport")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return _run(args)
+    except UsageError as exc:
+        print(f"pi-event-search: {exc}", file=sys.stderr)
+        return 2
+    except (NotFound, StaleCursor, QueryTooLong, EngineError) as exc:
+        print(f"pi-event-search: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def _engine(args: argparse.Namespace) -> Engine:
+    return Engine.open(Path(args.index) if args.index else None, list(args.sessions_dir))
+
+
+def _scope(args: argparse.Namespace) -> Scope:
+    if args.all:
+        return Scope.of(None, args.current_session, args.cutoff)
+    roots = args.root or [default_root()]
+    return Scope.of([str(Path(r).resolve()) for r in roots], args.current_session, args.cutoff)
+
+
+def _out(obj: Any) -> None:
+    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "serve":
+        # Imported here, not above: the language server's stack (pygls, lsprotocol) would add a
+        # quarter second to every other command. Nothing it imports comes back to the CLI.
+        from pi_event_search.lsp.main import serve
+
+        serve(Path(args.index) if args.index else None, list(args.sessions_dir))
+        return 0
+    if args.command == "search" and args.demo:
+        ensure_demo(args)
+    engine = _engine(args)
+    if args.command == "index":
+        return render_text.index(engine, args.watch)
+    if args.command == "status":
+        status = engine.status(None if args.all else _scope(args))
+        _out(status) if args.json else render_text.status(status)
+        return 0
+    engine.refresh(render_text.progress_printer())
+    if args.command == "search":
+        return _search(engine, args)
+    if args.command == "read":
+        result = engine.read(args.ref, _scope(args), fragment=args.fragment, offset=args.offset,
+                             length=args.length, before=args.before, after=args.after,
+                             order=args.order)
+        _out(result) if args.json else render_text.read(result)
+        return 0
+    if args.command in ("file", "blame"):
+        return cli_file.run(engine, args, _scope(args), _out, UsageError)
+    traced = engine.trace(args.ref, _scope(args))
+    _out(traced) if args.json else render_text.trace(traced)
+    return 0
+
+
+def _search(engine: Engine, args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    filters = Filters(
+        session_id=args.session, cwd=args.cwd, kinds=args.kind, roles=args.role, tools=args.tool,
+        since_ms=parse_time(args.since, "--since"), until_ms=parse_time(args.until, "--until"),
+        errors=args.errors, branch_states=args.branch_state,
+        selection_states=args.selection_state,
+        file=str(Path(args.file).resolve()) if args.file and Path(args.file).exists()
+        else args.file)
+    page = engine.search(args.query, filters, _scope(args), limit=args.limit, cursor=args.cursor,
+                         prefix_last=args.prefix_last)
+    if args.json:
+        _out({"hits": page.hits, "nextCursor": page.next_cursor})
+    else:
+        render_text.hits(page.hits, page.next_cursor)
+    return 0

@@ -1,0 +1,1 @@
+"""Shared vocabulary: errors, the wire shapes, event references, authorization, times, cursors, filters."""

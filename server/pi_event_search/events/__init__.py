@@ -1,0 +1,1 @@
+"""One event and its surroundings: read, branch neighbours, trace, the event at a source location."""

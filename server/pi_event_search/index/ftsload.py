@@ -1,0 +1,296 @@
+"""A bulk load's full-text index, written by a second SQLite writer on the second core.
+
+FTS5's tokenizing and segment writing are two thirds of a cold index's writer, and SQLite has one
+writer per database. So a bulk load into an empty full-text index sends its FTS5 rows to a worker
+process (ftsworker.py) that writes them into a side database, `<index>.fts-load.sqlite3`: the
+same table definition, fed in the same order, its transactions committed and rolled back right
+after the writer's (this is the writer's `store.Follower`). The main index gets an empty
+placeholder row per fragment meanwhile, so that every committed fragment has its full-text row
+as always. The load ends by copying the side index's shadow tables over the main one's in one
+transaction: the same tokenizer over the same rows gives the same bytes.
+
+The main index stays the source of truth. A load killed midway leaves its fragments, their
+placeholders and a flag; the next pass empties the side file, feeds it the fragments already
+committed (from their stored text), and carries on (or, without a side load, indexes them in the
+main index). While a load runs, its process holds an exclusive lock on the side file: another
+process that finds a load unfinished waits for that lock before it writes (a dead process holds
+no lock). The side file never holds anything the main index does not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pi_event_search.index import store, textcodec
+
+try:
+    import fcntl
+    import resource
+except ImportError:  # not POSIX: no side load (begin returns None), one writer as before
+    fcntl = resource = None  # type: ignore[assignment]
+from pi_event_search.core.authz import place_tokens, with_places
+from pi_event_search.index.ftsworker import COMMIT, DELETE, END, INSERT, ROLLBACK, frame
+from pi_event_search.index.prepare import cores
+
+_INSERT = "INSERT INTO fts (rowid, text, meta) VALUES (?,?,?)"
+_DELETE = "INSERT INTO fts (fts, rowid, text, meta) VALUES ('delete', ?, ?, ?)"
+_SHADOW = ("fts_data", "fts_idx", "fts_docsize", "fts_config")
+_CATCH_UP_ROWS = 2000
+FRAME_CHARS = 1 << 20
+QUEUED = 12
+
+# Connection id -> the load feeding its side database (the rows' route while one runs).
+_ACTIVE: dict[int, FtsLoad] = {}
+
+
+def insert(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+    """(fid, text, meta) rows into the full-text index: the side database during a load, and
+    an empty placeholder per row in the main one (so that, as always, every fragment committed
+    has its full-text row; the copy at the end replaces them all)."""
+    load = _ACTIVE.get(id(conn))
+    if load is None:
+        conn.executemany(_INSERT, rows)
+    elif rows:
+        conn.executemany(_INSERT, ((r[0], "", "") for r in rows))
+        load.send((INSERT, list(rows)))
+
+
+def delete(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    """Forget (fid, original text, meta) rows: a contentless FTS5 table needs the text."""
+    load = _ACTIVE.get(id(conn))
+    if load is None:
+        conn.executemany(_DELETE, rows)
+    else:
+        rows = list(rows)
+        conn.executemany(_DELETE, ((r[0], "", "") for r in rows))
+        load.send((DELETE, rows))
+
+
+def _main_file(conn: sqlite3.Connection) -> str:
+    return str(next(r["file"] for r in conn.execute("PRAGMA database_list")
+                    if r["name"] == "main"))
+
+
+def side_path(conn: sqlite3.Connection) -> Path:
+    return Path(_main_file(conn) + ".fts-load.sqlite3")
+
+
+def wait_for_other_loader(conn: sqlite3.Connection) -> None:
+    """Block while another process is bulk loading this index (it holds the side file's lock)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'fts_load'").fetchone()
+    if row is None or fcntl is None:
+        return
+    path = side_path(conn)
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def begin(conn: sqlite3.Connection) -> FtsLoad | None:
+    """Start a side load for a bulk load into an empty full-text index, with two cores or
+    more (PIES_FTS_LOAD=0 turns it off, =1 forces it); None when the rows go to the main index
+    as usual."""
+    resumed = conn.execute("SELECT 1 FROM meta WHERE key = 'fts_load'").fetchone() is not None
+    forced = os.environ.get("PIES_FTS_LOAD")
+    load = None
+    if fcntl is not None and (forced == "1" or (forced != "0" and cores() >= 2)):
+        if not resumed and conn.execute("SELECT 1 FROM fts_docsize LIMIT 1").fetchone():
+            return None  # not empty: a side index could not be copied in
+        # No side file possible here (a read-only directory...): one writer, as before.
+        with contextlib.suppress(OSError):
+            load = FtsLoad(conn, side_path(conn))
+    if load is None:
+        if resumed:  # a killed side load left placeholders: the real rows, here and now
+            with store.transaction(conn):
+                _reindex(conn)
+                conn.execute("DELETE FROM meta WHERE key = 'fts_load'")
+        return None
+    with store.transaction(conn):
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('fts_load', '1')")
+    _ACTIVE[id(conn)] = load
+    store.FOLLOWERS[id(conn)] = load
+    try:
+        load.catch_up()
+    except BaseException:
+        load.abandon()
+        raise
+    return load
+
+
+class FtsLoad:
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn, self.path = conn, path
+        self.lock = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(self.lock, fcntl.LOCK_EX)
+        os.ftruncate(self.lock, 0)  # whatever a killed load left: rebuilt from the fragments
+        for extra in ("-journal", "-wal", "-shm"):
+            Path(str(path) + extra).unlink(missing_ok=True)
+        try:
+            self.proc = subprocess.Popen(  # noqa: S603 - our own module, our own interpreter
+                [sys.executable, "-m", "pi_event_search.index.ftsworker", str(path)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError:
+            os.close(self.lock)
+            raise
+        # Rows go over in frames of about FRAME_CHARS characters of text, at most QUEUED of them
+        # waiting: enough to carry the worker over the writer's pauses (a commit, a big file).
+        self.q: queue.Queue[tuple[bytes, Any]] = queue.Queue(QUEUED)
+        self.pending: list[tuple[Any, ...]] = []
+        self.pending_chars = 0
+        self.error: BaseException | None = None
+        self.abandoned = False
+        self.cpu = 0.0  # the worker's, once it is done
+        self.rss = (0.0, 0.0)  # peak MB of this process and of the worker, once it is done
+        self.thread = threading.Thread(target=self._run, name="pies-fts-send", daemon=True)
+        self.thread.start()
+
+    def send(self, op: tuple[bytes, Any]) -> None:
+        if op[0] == INSERT:
+            for row in op[1]:
+                self.pending.append(row)
+                self.pending_chars += len(row[1])
+                if self.pending_chars >= FRAME_CHARS:
+                    self._put((INSERT, self.pending))
+                    self.pending, self.pending_chars = [], 0
+            return
+        if self.pending:
+            self._put((INSERT, self.pending))
+            self.pending, self.pending_chars = [], 0
+        self._put(op)
+
+    def _put(self, op: tuple[bytes, Any]) -> None:
+        if self.error is None or op[0] == END:  # after an error the thread drains to END
+            self.q.put(op)
+
+    def commit(self) -> None:
+        self.send((COMMIT, None))
+
+    def rollback(self) -> None:
+        self.send((ROLLBACK, None))
+
+    def catch_up(self) -> None:
+        """The fragments a killed load already committed, with their text as indexed."""
+        for rows in _committed(self.conn):
+            self.send((INSERT, rows))
+        self.commit()
+
+    def _run(self) -> None:
+        """Hand the writer's rows and transaction ends to the worker process, in order."""
+        stdin = self.proc.stdin
+        assert stdin is not None
+        try:
+            while True:
+                op, rows = self.q.get()
+                if op == END and self.abandoned:
+                    self.proc.kill()
+                    break
+                stdin.write(frame(op, rows))
+                if op == END:
+                    break
+            out, err = self.proc.communicate()
+            if self.abandoned:
+                return
+            if self.proc.returncode != 0:
+                raise RuntimeError(f"full-text worker exited with {self.proc.returncode}: "
+                                   f"{err.decode(errors='replace')[-2000:]}")
+            self.cpu = float(out.split()[1])
+            self.rss = _peak_rss()
+        except BaseException as exc:  # noqa: BLE001 - reported by finish, which falls back
+            self.error = exc
+            self.proc.kill()
+            while self.q.get()[0] != END:  # never leave the writer blocked on a full queue
+                pass
+
+    def abandon(self) -> None:
+        """The load stops here (an error in the pass): the flags stay, the next pass resumes."""
+        self.abandoned = True
+        self.close_input()
+        self.thread.join()
+        os.close(self.lock)
+
+    def close_input(self) -> None:
+        """No more rows: the side thread merges its segments (FTS5 optimize) while the writer
+        does its own end-of-load work."""
+        if _ACTIVE.pop(id(self.conn), None) is not None:
+            store.FOLLOWERS.pop(id(self.conn), None)
+            self.send((END, None))
+
+    def finish(self) -> None:
+        """Copy the side index into the main one (or, should the side load have failed, index
+        the fragments' text in the main one directly), clear the flag, drop the side file."""
+        self.close_input()
+        self.thread.join()
+        path = _main_file(self.conn)
+        # A connection of its own: FTS5 caches the index structure per connection and reloads
+        # it when another connection commits, never after its own writes to the shadow tables.
+        copier = sqlite3.connect(path, isolation_level=None, timeout=60)
+        copier.row_factory = sqlite3.Row
+        try:
+            copier.execute("ATTACH ? AS side", (str(self.path),))
+            with store.transaction(copier):
+                if self.error is not None or not _same_rows(copier):
+                    _reindex(copier)
+                else:
+                    for table in _SHADOW:
+                        copier.execute(f"DELETE FROM main.{table}")
+                        copier.execute(f"INSERT INTO main.{table} SELECT * FROM side.{table}")
+                copier.execute("DELETE FROM meta WHERE key = 'fts_load'")
+            copier.execute("DETACH side")
+        finally:
+            copier.close()
+        os.close(self.lock)
+        self.path.unlink(missing_ok=True)
+
+
+def _peak_rss() -> tuple[float, float]:
+    """Peak resident MB of this process and of its waited-for children (the worker)."""
+    if resource is None:
+        return (0.0, 0.0)
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+
+
+def _same_rows(conn: sqlite3.Connection) -> bool:
+    """The side index holds exactly the fragments' rows (count, largest and sum of the ids)."""
+    main = conn.execute("SELECT count(*), max(fid), total(fid) FROM main.fragments").fetchone()
+    side = conn.execute("SELECT count(*), max(id), total(id) FROM side.fts_docsize").fetchone()
+    return tuple(main) == tuple(side)
+
+
+def _reindex(conn: sqlite3.Connection) -> None:
+    conn.execute("INSERT INTO main.fts(fts) VALUES ('delete-all')")
+    for rows in _committed(conn):
+        conn.executemany(_INSERT.replace("INTO fts", "INTO main.fts"), rows)
+
+
+def _committed(conn: sqlite3.Connection) -> Iterator[list[tuple[Any, ...]]]:
+    """Every fragment as the full-text index takes it, in fid order, in batches."""
+    places: dict[str | None, str] = {}
+    batch: list[tuple[Any, ...]] = []
+    for r in conn.execute(
+            "SELECT f.fid AS fid, f.text AS text, f.meta AS meta, s.cwd_canon AS canon "
+            "FROM main.fragments f JOIN main.events e ON e.eid = f.eid "
+            "JOIN main.sessions s ON s.sid = e.sid ORDER BY f.fid"):
+        if r["canon"] not in places:
+            places[r["canon"]] = place_tokens(r["canon"])
+        batch.append((r["fid"], textcodec.unpack(r["text"], conn),
+                      with_places(r["meta"], places[r["canon"]])))
+        if len(batch) >= _CATCH_UP_ROWS:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

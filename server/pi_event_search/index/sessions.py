@@ -1,0 +1,44 @@
+"""Session rows: creating one from a header, dropping one with everything that hangs off it."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from pi_event_search.core.authz import canonical, place_tokens, with_places
+from pi_event_search.index import ftsload
+from pi_event_search.index.textcodec import unpack
+from pi_event_search.source.jsonl import header_cwd
+
+
+def upsert_session(conn: sqlite3.Connection, header: dict[str, Any], path: str) -> int:
+    cwd = header_cwd(header)
+    version = header.get("version") if isinstance(header.get("version"), int) else 1
+    created = header.get("timestamp") if isinstance(header.get("timestamp"), str) else None
+    parent = header.get("parentSession")
+    if not isinstance(parent, str):
+        legacy = header.get("branchedFrom")  # the predecessor of parentSession (reference §3)
+        parent = legacy if isinstance(legacy, str) else None
+    cur = conn.execute(
+        "INSERT INTO sessions (session_id, path, cwd, cwd_canon, version, created, parent_path) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (header["id"], path, cwd, canonical(cwd), version, created, parent))
+    assert cur.lastrowid is not None
+    return cur.lastrowid
+
+
+def drop_session(conn: sqlite3.Connection, sid: int) -> None:
+    """Delete a session's rows. The contentless FTS index forgets a row only when told its
+    original text, which the fragments table keeps (compressed)."""
+    eids = "SELECT eid FROM events WHERE sid = ?"
+    canon = conn.execute("SELECT cwd_canon FROM sessions WHERE sid = ?", (sid,)).fetchone()
+    places = place_tokens(canon["cwd_canon"] if canon else None)
+    old = conn.execute(f"SELECT fid, text, meta FROM fragments WHERE eid IN ({eids})", (sid,))
+    ftsload.delete(conn, [(r["fid"], unpack(r["text"], conn), with_places(r["meta"], places))
+                          for r in old.fetchall()])
+    conn.execute(f"DELETE FROM fragments WHERE eid IN ({eids})", (sid,))
+    conn.execute(f"DELETE FROM relations WHERE eid IN ({eids})", (sid,))
+    conn.execute(f"DELETE FROM file_refs WHERE eid IN ({eids})", (sid,))
+    conn.execute("DELETE FROM calls WHERE sid = ?", (sid,))
+    conn.execute("DELETE FROM events WHERE sid = ?", (sid,))
+    conn.execute("DELETE FROM sessions WHERE sid = ?", (sid,))

@@ -1,0 +1,56 @@
+"""Index state and counts. With a scope, only what that caller may see (counts included)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from pi_event_search.core.authz import Scope
+from pi_event_search.core.wire import BadLines, Duplicate, SessionProblem, Skipped, StatusResult
+from pi_event_search.index import store
+from pi_event_search.source.discovery import SessionDir
+
+
+def status(conn: sqlite3.Connection, index_path: Path, dirs: list[SessionDir],
+           scope: Scope | None) -> StatusResult:
+    visible, params = (scope or Scope(None)).session_sql("s")
+    count = conn.execute(
+        "SELECT count(*) AS sessions, coalesce(sum(s.entries), 0) AS events FROM sessions s "
+        f"WHERE {visible}", params).fetchone()
+    fragments = conn.execute(
+        f"SELECT count(*) AS n FROM fragments f JOIN events e ON e.eid = f.eid "
+        f"JOIN sessions s ON s.sid = e.sid WHERE {visible}", params).fetchone()["n"]
+
+    def listing(state: str) -> list[SessionProblem]:
+        return [{"sessionId": r["session_id"], "path": r["path"], "error": r["error"]}
+                for r in conn.execute(
+                    "SELECT s.session_id, s.path, s.error FROM sessions s "
+                    f"WHERE s.state = ? AND {visible}", [state, *params])]
+
+    duplicates: list[Duplicate] = [{"sessionId": r["session_id"], "path": r["path"],
+                   "canonicalPath": r["canonical_path"]}
+                  for r in conn.execute(
+                      "SELECT f.session_id, f.path, f.canonical_path FROM files f "
+                      "JOIN sessions s ON s.session_id = f.session_id "
+                      f"WHERE f.status = 'duplicate' AND {visible}", params)]
+    bad: list[BadLines] = [{"sessionId": r["session_id"], "path": r["path"], "badLines": r["bad_lines"],
+            "detail": r["bad_detail"]}
+           for r in conn.execute(
+               "SELECT f.session_id, f.path, f.bad_lines, f.bad_detail FROM files f "
+               "JOIN sessions s ON s.path = f.path "
+               f"WHERE f.bad_lines > 0 AND {visible}", params)]
+    skipped: list[Skipped] = [] if scope is not None and scope.roots is not None else [
+        {"path": r["path"], "reason": r["reason"]} for r in conn.execute(
+            "SELECT path, reason FROM files WHERE status = 'skipped' ORDER BY path")]
+    size = sum(os.path.getsize(p) for p in (str(index_path), f"{index_path}-wal")
+               if os.path.exists(p))
+    return {
+        "index": {"path": str(index_path), "bytes": size, "schemaVersion": store.SCHEMA_VERSION,
+                  "generation": store.generation(conn)},
+        "sessions": count["sessions"], "events": count["events"], "fragments": fragments,
+        "stale": listing("stale"), "unavailable": listing("unavailable"),
+        "duplicates": duplicates, "badLines": bad, "skipped": skipped,
+        "sessionDirs": [d.path for d in dirs],
+        "roots": list(scope.roots) if scope is not None and scope.roots is not None else None,
+    }

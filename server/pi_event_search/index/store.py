@@ -1,0 +1,290 @@
+"""The SQLite index: schema, opening rules, the generation counter and the write batch. (The rows
+themselves are written by the modules that own them: ingest, sessions, indexer.)
+
+The index is a disposable cache: a schema-version mismatch drops and rebuilds it; a database that
+is not ours (different application_id) is refused, never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Protocol
+
+from pi_event_search.index import textcodec
+
+APPLICATION_ID = 0x50494553  # "PIES"
+SCHEMA_VERSION = 10
+
+# The full-text table; a bulk load builds a copy of it in a side database (ftsload.py).
+FTS_TABLE = ("CREATE VIRTUAL TABLE {name} USING fts5(text, meta, content='',\n"
+             "  tokenize='unicode61 remove_diacritics 2');")
+
+SCHEMA = f"""
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files (
+  path TEXT PRIMARY KEY, root TEXT NOT NULL, live INTEGER NOT NULL,
+  dev INTEGER, ino INTEGER, size INTEGER, mtime_ns INTEGER,
+  session_id TEXT, status TEXT NOT NULL, reason TEXT, canonical_path TEXT,
+  committed INTEGER NOT NULL DEFAULT 0, lines INTEGER NOT NULL DEFAULT 0,
+  header_hash BLOB, last_off INTEGER, last_hash BLOB,
+  bad_lines INTEGER NOT NULL DEFAULT 0, bad_detail TEXT);
+CREATE TABLE sessions (
+  sid INTEGER PRIMARY KEY, session_id TEXT NOT NULL UNIQUE, path TEXT NOT NULL,
+  cwd TEXT, cwd_canon TEXT, version INTEGER, created TEXT, parent_path TEXT, name TEXT,
+  leaf TEXT, entries INTEGER NOT NULL DEFAULT 0, state TEXT NOT NULL DEFAULT 'ok', error TEXT);
+CREATE INDEX sessions_cwd ON sessions(cwd_canon);
+CREATE INDEX sessions_parent ON sessions(parent_path);
+CREATE INDEX sessions_path ON sessions(path);
+CREATE TABLE events (
+  eid INTEGER PRIMARY KEY, sid INTEGER NOT NULL, entry_id TEXT NOT NULL, parent_id TEXT,
+  seq INTEGER NOT NULL, line INTEGER NOT NULL, byte_off INTEGER NOT NULL, sub INTEGER NOT NULL,
+  lhash BLOB NOT NULL, entry_type TEXT NOT NULL, role TEXT, tool_name TEXT, ts TEXT, ts_ms INTEGER,
+  is_error INTEGER NOT NULL DEFAULT 0, context_role TEXT NOT NULL, branch_state TEXT NOT NULL,
+  selection_state TEXT NOT NULL, preview TEXT NOT NULL, kinds TEXT NOT NULL, facts TEXT,
+  UNIQUE (sid, entry_id));
+CREATE INDEX events_seq ON events(sid, seq);
+CREATE INDEX events_parent ON events(sid, parent_id);
+CREATE INDEX events_ts ON events(ts_ms);
+CREATE TABLE fragments (
+  fid INTEGER PRIMARY KEY, eid INTEGER NOT NULL, frag TEXT NOT NULL, kind TEXT NOT NULL,
+  text NOT NULL, meta TEXT NOT NULL);
+CREATE INDEX fragments_eid ON fragments(eid);
+{FTS_TABLE.format(name="fts")}
+CREATE TABLE relations (eid INTEGER NOT NULL, type TEXT NOT NULL, target TEXT NOT NULL);
+CREATE INDEX relations_eid ON relations(eid);
+CREATE INDEX relations_target ON relations(target, type);
+CREATE TABLE calls (sid INTEGER NOT NULL, call_id TEXT NOT NULL, eid INTEGER NOT NULL);
+CREATE INDEX calls_id ON calls(sid, call_id);
+CREATE INDEX calls_eid ON calls(eid);
+CREATE TABLE dictionary (id INTEGER PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE file_refs (eid INTEGER NOT NULL, op TEXT NOT NULL, path TEXT NOT NULL,
+  label TEXT NOT NULL);
+CREATE INDEX file_refs_path ON file_refs(path);
+CREATE INDEX file_refs_eid ON file_refs(eid);
+INSERT INTO meta(key, value) VALUES ('generation', '0');
+"""
+
+
+def _sql_unpack(stored: str | bytes | None) -> str | None:
+    return None if stored is None else textcodec.unpack(stored)
+
+
+class ForeignDatabase(Exception):
+    """The index path holds a SQLite database that pi-event-search did not create."""
+
+
+def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+    """Open (and if needed create or rebuild) the index. Autocommit mode: callers BEGIN."""
+    if not readonly:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    created = not path.exists()
+    if created and not readonly:
+        # The index holds copies of session text: readable by the user only.
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+        os.close(fd)
+    conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+    # Every query's columns are read by name: adding or reordering a column shifts nothing.
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA busy_timeout = 60000")
+    if created and not readonly:
+        # Only a new file can switch, and before WAL (later, only VACUUM could): pages freed by a
+        # bulk load's final merge go back to the file system instead of staying in the file.
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+    if not readonly:
+        conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA cache_size = -32000")
+    conn.create_function("fragment_text", 1, _sql_unpack, deterministic=True)
+    if not readonly:
+        _ensure_schema(conn, path)
+    if _ours_and_current(conn):
+        textcodec.load(conn)
+    return conn
+
+
+def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
+    if _ours_and_current(conn):
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if _ours_and_current(conn):
+            conn.execute("COMMIT")
+            return
+        app_id = conn.execute("PRAGMA application_id").fetchone()["application_id"]
+        tables = [r["name"] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table','view') "
+            "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'fts_%'")]
+        if app_id != APPLICATION_ID and tables:
+            raise ForeignDatabase(f"{path} is not a pi-event-search index; refusing to touch it")
+        for name in tables:  # our own older schema: the index is disposable, rebuild it
+            conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+        for statement in _statements(SCHEMA):
+            conn.execute(statement)
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _ours_and_current(conn: sqlite3.Connection) -> bool:
+    app_id = conn.execute("PRAGMA application_id").fetchone()["application_id"]
+    version = conn.execute("PRAGMA user_version").fetchone()["user_version"]
+    return bool(app_id == APPLICATION_ID and version == SCHEMA_VERSION)
+
+
+def _statements(script: str) -> list[str]:
+    """Split the schema into statements, each one complete as SQLite sees it."""
+    out: list[str] = []
+    buf = ""
+    for line in script.strip().splitlines():
+        buf += line + "\n"
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    return out
+
+
+def generation(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    return int(row["value"]) if row else 0
+
+
+def bump_generation(conn: sqlite3.Connection) -> None:
+    conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """A write transaction that takes the lock up front (BEGIN IMMEDIATE): no upgrade deadlocks."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+# Indexes whose keys arrive in random order during a load: built once after a bulk load instead of
+# row by row (the others grow at their right edge, and drops during a load need fragments_eid).
+DEFERRED_INDEXES = {
+    "events_ts": "CREATE INDEX IF NOT EXISTS events_ts ON events(ts_ms)",
+    "relations_target": "CREATE INDEX IF NOT EXISTS relations_target ON relations(target, type)",
+    "file_refs_path": "CREATE INDEX IF NOT EXISTS file_refs_path ON file_refs(path)",
+}
+BULK_CACHE_KB = 16_000  # page cache while loading (the default is 32 MB; FTS5 writes elsewhere)
+# FTS5's in-memory index of pending rows while loading (default 1 MB): fewer, larger segments.
+BULK_FTS_HASH = 16_000_000
+FTS_AUTOMERGE, FTS_HASH = 4, 1 << 20  # FTS5's defaults, restored after a bulk load
+BULK_CHECKPOINT_PAGES = 16384  # WAL pages between checkpoints while loading (fewer fsyncs)
+BULK_COMMIT_FACTOR = 4  # a bulk load commits 4 times less often (each commit writes a segment)
+
+
+def bulk_pending(conn: sqlite3.Connection) -> bool:
+    """A bulk load started and did not finish (it was killed): the next pass completes it."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'bulk'").fetchone()
+    return row is not None and row["value"] == "1"
+
+
+def bulk_begin(conn: sqlite3.Connection) -> None:
+    """Enter bulk mode in one transaction: the flag, no FTS5 automerge (segments are merged once at
+    the end), deferred indexes dropped. Idempotent, so a killed load is simply resumed."""
+    with transaction(conn):
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('bulk', '1')")
+        conn.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', 0)")
+        conn.execute("INSERT INTO fts(fts, rank) VALUES ('hashsize', ?)", (BULK_FTS_HASH,))
+        for name in DEFERRED_INDEXES:
+            conn.execute(f"DROP INDEX IF EXISTS {name}")
+    conn.execute(f"PRAGMA cache_size = -{BULK_CACHE_KB}")
+    conn.execute(f"PRAGMA wal_autocheckpoint = {BULK_CHECKPOINT_PAGES}")
+
+
+def bulk_indexes(conn: sqlite3.Connection) -> None:
+    """Build the indexes a bulk load deferred (bulk_begin drops them again should it resume)."""
+    with transaction(conn):
+        for sql in DEFERRED_INDEXES.values():
+            conn.execute(sql)
+
+
+def bulk_end(conn: sqlite3.Connection) -> None:
+    """Leave bulk mode: build the deferred indexes, merge the FTS5 segments into one, restore
+    automerge and clear the flag, all in one transaction (a kill here leaves bulk mode pending)."""
+    with transaction(conn):
+        for sql in DEFERRED_INDEXES.values():
+            conn.execute(sql)
+        conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+        conn.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', ?)", (FTS_AUTOMERGE,))
+        conn.execute("INSERT INTO fts(fts, rank) VALUES ('hashsize', ?)", (FTS_HASH,))
+        conn.execute("DELETE FROM meta WHERE key = 'bulk'")
+    conn.execute("PRAGMA cache_size = -32000")
+    conn.execute("PRAGMA wal_autocheckpoint = 1000")
+    # The merge left the old segments' pages free: give them back (auto_vacuum = INCREMENTAL).
+    conn.executescript("PRAGMA incremental_vacuum;")  # execute() would free one page only
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+class Follower(Protocol):
+    """Another writer whose transactions follow this connection's (ftsload's side database)."""
+
+    def commit(self) -> None: ...
+    def rollback(self) -> None: ...
+
+
+# Connection id -> its follower, while one is attached (a bulk load's full-text writer).
+FOLLOWERS: dict[int, Follower] = {}
+
+
+class WriteBatch:
+    """One write transaction over several files, committed every `seconds`: a cold index pays
+    few fsyncs, and the write lock is never held long. Files apply without savepoints
+    (ingest.apply_file says why); a commit that changed anything bumps the generation in the same
+    transaction.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, seconds: float = 0.5) -> None:
+        self.conn, self.seconds = conn, seconds
+        self.started: float | None = None
+        self.dirty = False
+
+    def begin(self) -> None:
+        if self.started is None:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.started = time.monotonic()
+
+    def commit(self) -> None:
+        if self.started is not None:
+            if self.dirty:
+                bump_generation(self.conn)
+            self.conn.execute("COMMIT")
+            self.started, self.dirty = None, False
+            if (follower := FOLLOWERS.get(id(self.conn))) is not None:
+                follower.commit()
+
+    def maybe_commit(self) -> bool:
+        if self.started is not None and time.monotonic() - self.started > self.seconds:
+            self.commit()
+            return True
+        return False
+
+    def rollback(self) -> None:
+        if self.started is not None:
+            self.conn.execute("ROLLBACK")
+            self.started, self.dirty = None, False
+            if (follower := FOLLOWERS.get(id(self.conn))) is not None:
+                follower.rollback()
+
+    def __enter__(self) -> WriteBatch:
+        return self
+
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.rollback()

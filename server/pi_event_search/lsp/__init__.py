@@ -1,0 +1,1 @@
+"""The language server: protocol handlers, params in, LSP types out."""

@@ -1,0 +1,243 @@
+"""LSP feature handlers: parse params, call one engine function, render. Nothing else.
+
+Domain errors become JSON-RPC errors with the stable codes of docs/protocol.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from functools import wraps
+from typing import Any, TypeVar
+
+from lsprotocol import types as t
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
+from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
+
+from pi_event_search.core import eventref, wire
+from pi_event_search.core.errors import EngineError, InvalidRef, NotFound
+from pi_event_search.core.eventref import Ref
+from pi_event_search.lsp import render as lsp_render
+from pi_event_search.lsp.params import (
+    BadParams,
+    current_session,
+    event_at_params,
+    event_ref,
+    file_params,
+    read_params,
+    reindex_paths,
+    search_params,
+)
+from pi_event_search.lsp.server import PiEventServer
+from pi_event_search.query.parse import QueryTooLong
+from pi_event_search.query.search import Filters, StaleCursor
+
+NOT_FOUND, STALE_CURSOR, QUERY_TOO_LONG, INDEX_UNAVAILABLE = -32001, -32002, -32003, -32004
+SYMBOL_LIMIT = 50
+R = TypeVar("R")
+
+
+def _server_error(message: str, code: int) -> JsonRpcServerError:
+    return JsonRpcServerError(message, code)  # type: ignore[no-untyped-call]
+
+
+def errors(fn: Callable[..., Awaitable[R]]) -> Callable[..., Awaitable[R]]:
+    """Map domain exceptions to JSON-RPC errors."""
+
+    @wraps(fn)
+    async def wrapper(*args: Any) -> R:
+        try:
+            return await fn(*args)
+        except (BadParams, InvalidRef) as exc:
+            raise JsonRpcInvalidParams(f"Invalid params: {exc}") from exc
+        except NotFound as exc:
+            raise _server_error(str(exc), NOT_FOUND) from exc
+        except StaleCursor as exc:
+            raise _server_error(f"Stale cursor: {exc}", STALE_CURSOR) from exc
+        except QueryTooLong as exc:
+            raise _server_error(f"Query too long: {exc}", QUERY_TOO_LONG) from exc
+        except EngineError as exc:
+            raise _server_error(str(exc), INDEX_UNAVAILABLE) from exc
+
+    return wrapper
+
+
+def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per feature
+    @ls.feature(t.INITIALIZE)
+    def initialize(ls: PiEventServer, params: t.InitializeParams) -> None:
+        ls.apply_settings(params.initialization_options)
+        # rootUri mirrors the first folder: once every folder is removed it must not stay a root
+        ls.folders_given = bool(params.workspace_folders)
+
+    @ls.feature(t.INITIALIZED)
+    async def initialized(ls: PiEventServer, params: t.InitializedParams) -> None:
+        ls.open_engine()
+        ls.begin_background()
+
+    @ls.feature(t.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(ls: PiEventServer,
+                                 params: t.DidChangeConfigurationParams) -> None:
+        ls.apply_settings(params.settings)
+
+    @ls.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_folders(ls: PiEventServer,
+                           params: t.DidChangeWorkspaceFoldersParams) -> None:
+        return None  # pygls updates ls.workspace.folders; roots are read per request
+
+    @ls.feature(t.SHUTDOWN)
+    def shutdown(ls: PiEventServer, params: Any) -> None:
+        ls.stop_watch.set()
+
+    @ls.feature("piEvents/search")
+    @errors
+    async def search(ls: PiEventServer, params: Any) -> wire.SearchResult:
+        p = search_params(params)
+        engine = ls.require_engine()
+        page = await ls.run_blocking(engine.search, p.query, p.filters, ls.scope(p.current),
+                                     limit=p.limit, cursor=p.cursor, prefix_last=p.prefix_last)
+        return {"hits": page.hits, "nextCursor": page.next_cursor}
+
+    @ls.feature(t.WORKSPACE_SYMBOL)
+    @errors
+    async def workspace_symbol(ls: PiEventServer, params: t.WorkspaceSymbolParams
+                               ) -> list[t.SymbolInformation]:
+        if not params.query.strip():
+            return []
+        engine = ls.require_engine()
+        page = await ls.run_blocking(engine.search, params.query, Filters(), ls.scope(),
+                                     limit=SYMBOL_LIMIT, prefix_last=True)
+        return [lsp_render.symbol(h) for h in page.hits]
+
+    @ls.feature("piEvents/read")
+    @errors
+    async def read(ls: PiEventServer, params: Any) -> wire.ReadResult:
+        p = read_params(params)
+        engine = ls.require_engine()
+        return await ls.run_blocking(engine.read, p.ref, ls.scope(p.current), fragment=p.fragment,
+                                     offset=p.offset, length=p.length, before=p.before,
+                                     after=p.after, order=p.order)
+
+    @ls.feature("piEvents/trace")
+    @errors
+    async def trace(ls: PiEventServer, params: Any) -> wire.TraceResult:
+        ref = event_ref(params)  # params is an object from here on
+        return await ls.run_blocking(ls.require_engine().trace, ref,
+                                     ls.scope(current_session(params)))
+
+    @ls.feature("piEvents/eventAt")
+    @errors
+    async def event_at(ls: PiEventServer, params: Any) -> wire.EventAt | wire.NoEventAt:
+        p = event_at_params(params)
+        engine = ls.require_engine()
+        found = None if p.path is None else await ls.run_blocking(
+            engine.event_at, p.path, p.line, ls.scope(p.current))
+        return found or {"ref": None}
+
+    @ls.feature("piEvents/status")
+    @errors
+    async def status(ls: PiEventServer, params: Any) -> wire.StatusResult:
+        result = await ls.run_blocking(ls.require_engine().status, ls.scope())
+        result["index"]["indexing"] = ls.indexing
+        return result
+
+    @ls.feature("piEvents/reindex")
+    @errors
+    async def reindex(ls: PiEventServer, params: Any) -> wire.ReindexResult:
+        report = await ls.index_now(reindex_paths(params))
+        return {"changedSessions": report.changed_sessions, "generation": report.generation}
+
+    @ls.feature("piEvents/fileHistory")
+    @errors
+    async def file_history(ls: PiEventServer, params: Any) -> wire.FileHistoryResult:
+        p = file_params(params)
+        found = await ls.run_blocking(ls.require_engine().file_history, p.path,
+                                      ls.scope(p.current), limit=p.limit, cursor=p.cursor)
+        return found.wire()
+
+    @ls.feature("piEvents/lineOrigin")
+    @errors
+    async def line_origin(ls: PiEventServer, params: Any) -> wire.LineOriginResult:
+        p = file_params(params, line=True)
+        text = _line_text(ls, p.uri, p.line)
+        return await ls.run_blocking(ls.require_engine().line_origin, p.path, text,
+                                     ls.scope(p.current))
+
+    @ls.feature(t.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: PiEventServer, params: t.HoverParams) -> t.Hover | None:
+        found = await _read_at(ls, params.text_document.uri, params.position)
+        if found is None:
+            return None
+        return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown,
+                                                value=lsp_render.hover_markdown(found[0])),
+                       range=found[1])
+
+    @ls.feature(t.TEXT_DOCUMENT_DEFINITION)
+    async def definition(ls: PiEventServer, params: t.DefinitionParams) -> t.Location | None:
+        found = await _read_at(ls, params.text_document.uri, params.position)
+        return lsp_render.location(found[0]["source"]) if found else None
+
+    @ls.feature(t.TEXT_DOCUMENT_DOCUMENT_LINK)
+    async def document_link(ls: PiEventServer, params: t.DocumentLinkParams
+                            ) -> list[t.DocumentLink]:
+        doc = ls.workspace.get_text_document(params.text_document.uri)
+        try:
+            source = doc.source
+        except OSError:
+            return []
+        links: list[t.DocumentLink] = []
+        for found in list(eventref.in_text(source))[:500]:
+            result = await _quiet_read(ls, found.ref)
+            rng = doc.range_to_client_units(_range(found.line, found.start, found.end))
+            target = None
+            if result is not None:
+                target = f"{result['source']['uri']}#L{result['source']['line']}"
+            links.append(t.DocumentLink(range=rng, target=target))
+        return links
+
+
+def _range(line: int, start: int, end: int) -> ServerTextRange:
+    return ServerTextRange(ServerTextPosition(line, start), ServerTextPosition(line, end))
+
+
+def _line_text(ls: PiEventServer, uri: str, line: int) -> str:
+    """The line as the editor has it (an open document), else as the file on disk holds it."""
+    try:
+        lines = ls.workspace.get_text_document(uri).lines
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadParams(f"cannot read {uri}: {exc}") from exc
+    if line >= len(lines):
+        raise BadParams(f"line {line} is past the end of {uri} ({len(lines)} lines)")
+    return lines[line]
+
+
+def _ref_at(ls: PiEventServer, uri: str, pos: t.Position) -> tuple[Ref, t.Range] | None:
+    doc = ls.workspace.get_text_document(uri)
+    try:
+        source = doc.source  # a document never opened is read from disk, if it exists
+    except OSError:
+        return None
+    server_pos = doc.position_from_client_units(pos)
+    found = eventref.at(source, server_pos.line, server_pos.character)
+    if found is None:
+        return None
+    return found.ref, doc.range_to_client_units(_range(found.line, found.start, found.end))
+
+
+async def _read_at(ls: PiEventServer, uri: str, pos: t.Position
+                   ) -> tuple[wire.ReadResult, t.Range] | None:
+    """The event referenced at a position, read (bounded), with the reference's range."""
+    found = _ref_at(ls, uri, pos)
+    if found is None:
+        return None
+    result = await _quiet_read(ls, found[0])
+    return (result, found[1]) if result is not None else None
+
+
+async def _quiet_read(ls: PiEventServer, ref: Ref) -> wire.ReadResult | None:
+    """A bounded read for hovers and jumps; missing or invisible events simply give nothing."""
+    if ls.engine is None:
+        return None
+    try:
+        return await ls.run_blocking(ls.engine.read, ref, ls.scope(), length=lsp_render.HOVER_CHARS,
+                                     before=0, after=0)
+    except EngineError:
+        return None

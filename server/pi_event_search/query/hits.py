@@ -1,0 +1,278 @@
+"""The JSON shape of hits and nodes, and bounded snippets with exact match offsets.
+
+Snippets are cut from the indexed text, whitespace collapsed, never paraphrased. Match offsets are
+Unicode code points into the snippet.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sqlite3
+import unicodedata
+from collections.abc import Collection, Iterator
+from functools import lru_cache
+from pathlib import Path
+
+from pi_event_search.core.eventref import format_ref
+from pi_event_search.core.wire import Hit, Masked, Node, Source
+from pi_event_search.index import textcodec
+
+SNIPPET_CHARS = 200
+WINDOW = 400  # raw characters considered before whitespace is collapsed
+FOLD_CHARS = 20_000  # how far the slow, diacritic-folding scan looks
+MAX_SPANS = 40  # matches looked at to place the window (the first ones, in text order)
+SCAN_AFTER = 8_000  # ... found at most this many characters after the first match
+CHUNK = 4_096  # bytes of text decompressed at a time
+_OPEN, _CLOSE = "\x01", "\x02"
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def source(path: str, line: int, byte_off: int) -> Source:
+    return {"path": path, "uri": _uri(path), "line": line, "byteOffset": byte_off}
+
+
+@lru_cache(maxsize=4096)
+def _uri(path: str) -> str:
+    """A page of hits names few files, each many times; pathlib's as_uri is not cheap."""
+    return Path(path).as_uri()
+
+
+def hit_from_row(row: sqlite3.Row, score: float, frag: str, kind: str,
+                 snippet: tuple[str, list[list[int]]]) -> Hit:
+    """A hit from an events row joined to its session (entry_id, entry_type, role, tool_name,
+    is_error, ts, line, byte_off, branch_state, context_role, selection_state, session_id, cwd,
+    name, path)."""
+    text, matches = snippet
+    return {
+        "ref": format_ref(row["session_id"], row["entry_id"]), "sessionId": row["session_id"],
+        "entryId": row["entry_id"], "fragmentId": frag, "kind": kind,
+        "entryType": row["entry_type"], "role": row["role"], "toolName": row["tool_name"],
+        "isError": bool(row["is_error"]), "timestamp": row["ts"],
+        "snippet": text, "matches": matches, "score": round(float(score), 4),
+        "cwd": row["cwd"], "sessionName": row["name"], "branchState": row["branch_state"],
+        "contextRole": row["context_role"], "selectionState": row["selection_state"],
+        "source": source(row["path"], row["line"], row["byte_off"]),
+    }
+
+
+def snippet(stored: str | bytes, words: Collection[str], prefix: str | None,
+            terms: int | None = None, conn: sqlite3.Connection | None = None
+            ) -> tuple[str, list[list[int]]]:
+    """Snippet and match offsets of one fragment, cut from its stored (bounded) text. `terms`:
+    how many distinct words a window can show at most (none given: forms of one word count
+    apart), so that reading can stop at the first window showing them all."""
+    folded = frozenset(fold(w) for w in words)
+    finder = _Finder(folded, fold(prefix) if prefix is not None else None)
+    text, spans = _scan(stored, finder, terms, conn)
+    return collapse(_mark(text, spans))
+
+
+class _Finder:
+    """Query words in text: a literal alternation over the lower-cased text (no look-around per
+    character, so the regex engine skips ahead), token boundaries checked per match."""
+
+    def __init__(self, words: frozenset[str], prefix: str | None) -> None:
+        self.words, self.prefix = words, prefix
+        self.pattern = _literals(words, prefix)
+        self.margin = 256  # a token straddling a chunk boundary is looked at again
+
+    def find(self, low: str, pos: int, limit: int, final: bool
+             ) -> tuple[list[tuple[int, int, str]], int]:
+        """Matches in low[pos:] (at most `limit`), and where the next scan starts; a match
+        touching the end of an unfinished text is left for the next scan."""
+        spans: list[tuple[int, int, str]] = []
+        if self.pattern is None or limit <= 0:
+            return spans, pos
+        n = len(low)
+        for m in self.pattern.finditer(low, pos):
+            s, e = m.span()
+            if e == n and not final:
+                break
+            if (s and low[s - 1].isalnum()) or (e < n and low[e].isalnum()):
+                continue
+            spans.append((s, e, m.group()))
+            pos = e
+            if len(spans) >= limit:
+                return spans, pos
+        return spans, max(pos, n - self.margin) if not final else n
+
+    def folded(self, text: str) -> list[tuple[int, int, str]]:
+        """The slow path, for text whose diacritics the tokenizer folds ("cafe" finds "café")."""
+        spans = []
+        for m in _TOKEN.finditer(text, 0, FOLD_CHARS):
+            tok = fold(m.group())
+            if tok in self.words or (self.prefix is not None and tok.startswith(self.prefix)):
+                spans.append((m.start(), m.end(), tok))
+                if len(spans) >= MAX_SPANS:
+                    break
+        return spans
+
+
+@lru_cache(maxsize=256)
+def _literals(words: frozenset[str], prefix: str | None) -> re.Pattern[str] | None:
+    alternatives = [re.escape(w) for w in sorted(words, key=len, reverse=True)]
+    if prefix is not None:
+        alternatives.append(re.escape(prefix) + r"[^\W_]*")
+    return re.compile("|".join(alternatives)) if alternatives else None
+
+
+def _scan(stored: str | bytes, finder: _Finder, terms: int | None,
+          conn: sqlite3.Connection | None) -> tuple[str, list[tuple[int, int, str]]]:
+    """The text (decompressed only as far as the window needs) and the matches placing it: the
+    first MAX_SPANS, or those up to a window showing every term, or (terms unknown) those within
+    SCAN_AFTER characters of the first; then a window's width of text after the last."""
+    if isinstance(stored, str):
+        chunks: Iterator[str] = iter((stored,))
+    else:
+        chunks = textcodec.chunks(stored, CHUNK, conn)
+    text, low, pos, exact = "", "", 0, True
+    spans: list[tuple[int, int, str]] = []
+    for chunk, final in _flagged(chunks):
+        text += chunk
+        lowered = chunk.lower()
+        exact = exact and len(lowered) == len(chunk)  # offsets in low are offsets in text
+        low += lowered if exact else ""
+        if not exact:
+            continue
+        if finder.pattern is None:
+            if len(text) >= WINDOW:
+                break
+            continue
+        found, pos = finder.find(low, pos, MAX_SPANS - len(spans), final)
+        spans += found
+        enough = bool(spans) and (
+            len(spans) >= MAX_SPANS or _densest(spans)[1] >= terms if terms is not None
+            else len(spans) >= MAX_SPANS or len(text) - spans[0][0] >= SCAN_AFTER)
+        if enough and len(text) > spans[-1][1] + WINDOW:  # room for any window, and its "…"
+            break
+    if not exact:  # the loop read every chunk
+        return text, _regex_spans(text, finder)
+    if not spans and not text.isascii():
+        return text, finder.folded(text)
+    return text, spans
+
+
+def _flagged(chunks: Iterator[str]) -> Iterator[tuple[str, bool]]:
+    """Each chunk, and whether it is the last one."""
+    prev = next(chunks, None)
+    for chunk in chunks:
+        assert prev is not None
+        yield prev, False
+        prev = chunk
+    if prev is not None:
+        yield prev, True
+
+
+def _regex_spans(text: str, finder: _Finder) -> list[tuple[int, int, str]]:
+    """Case-insensitive matching on the text itself, for the rare text whose lower case has
+    another length (offsets into a lower-cased copy would drift)."""
+    pattern = _insensitive(finder.words, finder.prefix)
+    if pattern is None:
+        return []
+    spans = [(m.start(), m.end(), m.group().lower())
+             for m in itertools.islice(pattern.finditer(text), MAX_SPANS)]
+    return spans or (finder.folded(text) if not text.isascii() else [])
+
+
+@lru_cache(maxsize=256)
+def _insensitive(words: frozenset[str], prefix: str | None) -> re.Pattern[str] | None:
+    alternatives = [re.escape(w) for w in sorted(words, key=len, reverse=True)]
+    if prefix is not None:
+        alternatives.append(re.escape(prefix) + r"[^\W_]*")
+    if not alternatives:
+        return None
+    return re.compile(r"(?<![^\W_])(?:" + "|".join(alternatives) + r")(?![^\W_])",
+                      re.IGNORECASE)
+
+
+def fold(token: str) -> str:
+    """Lower case without diacritics, as the FTS tokenizer sees a token."""
+    decomposed = unicodedata.normalize("NFKD", token.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _densest(spans: list[tuple[int, int, str]]) -> tuple[int, int]:
+    """The first span starting the run (WINDOW // 2 characters) with the most distinct words
+    (a sliding window; it stops once a run holds every word found), and that number."""
+    every = len({tok for _, _, tok in spans})
+    counts: dict[str, int] = {}
+    best, best_n, j = 0, -1, 0
+    for i, (start, _, tok) in enumerate(spans):
+        while j < len(spans) and spans[j][0] - start < WINDOW // 2:
+            counts[spans[j][2]] = counts.get(spans[j][2], 0) + 1
+            j += 1
+        if len(counts) > best_n:
+            best, best_n = i, len(counts)
+            if best_n == every:
+                break
+        counts[tok] -= 1
+        if not counts[tok]:
+            del counts[tok]
+    return best, best_n
+
+
+def _mark(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """A window of the text around the densest matches, matches wrapped in markers."""
+    if not spans:
+        return text[:WINDOW]
+    first = spans[_densest(spans)[0]][0]
+    begin = max(0, first - WINDOW // 5)
+    while begin > 0 and not text[begin - 1].isspace() and first - begin < WINDOW // 3:
+        begin -= 1
+    end = min(len(text), begin + WINDOW)
+    parts = ["…" if begin > 0 else ""]
+    pos = begin
+    for s, e, _ in spans:
+        if s < begin or e > end:
+            continue
+        parts += [text[pos:s], _OPEN, text[s:e], _CLOSE]
+        pos = e
+    parts += [text[pos:end], "…" if end < len(text) else ""]
+    return "".join(parts)
+
+
+_SPACES = re.compile(r"\s+")
+_MARKS = re.compile(f"[{_OPEN}{_CLOSE}]")
+
+
+def collapse(marked: str) -> tuple[str, list[list[int]]]:
+    """Collapse whitespace, drop the markers, bound the length; offsets follow the text."""
+    squeezed = _SPACES.sub(" ", marked).strip()
+    matches: list[list[int]] = []
+    start: int | None = None
+    for n, m in enumerate(_MARKS.finditer(squeezed)):
+        at = m.start() - n
+        if m.group() == _OPEN:
+            start = at
+        elif start is not None:
+            matches.append([start, at])
+            start = None
+    text = squeezed.replace(_OPEN, "").replace(_CLOSE, "")
+    if len(text) <= SNIPPET_CHARS:
+        return text, matches
+    first = matches[0][0] if matches else 0
+    begin = max(0, min(first - SNIPPET_CHARS // 4, len(text) - SNIPPET_CHARS))
+    end = begin + SNIPPET_CHARS
+    lead = "…" if begin > 0 else ""
+    trail = "…" if end < len(text) else ""
+    cut = lead + text[begin:end] + trail
+    shift = len(lead) - begin
+    kept = [[s + shift, min(e, end) + shift] for s, e in matches if s >= begin and s < end]
+    return cut, kept
+
+
+def node_from_row(row: sqlite3.Row) -> Node:
+    """A node from an events row joined to its session (entry_id, entry_type, role, kinds, ts,
+    preview, branch_state, line, byte_off, session_id, path)."""
+    kinds = row["kinds"]
+    return {
+        "ref": format_ref(row["session_id"], row["entry_id"]), "sessionId": row["session_id"],
+        "entryId": row["entry_id"], "entryType": row["entry_type"], "role": row["role"],
+        "kind": (kinds.split(",")[0] or None) if kinds else None, "timestamp": row["ts"],
+        "preview": row["preview"], "branchState": row["branch_state"],
+        "source": source(row["path"], row["line"], row["byte_off"]),
+    }
+
+
+MASKED: Masked = {"masked": True}

@@ -1,0 +1,97 @@
+"""The user's query is data: plain terms and quoted phrases, implicit AND, nothing else.
+
+Every term reaches FTS5 as a quoted string, so `*`, `:`, `^`, `-`, parentheses, `NEAR`, `OR`, `AND`,
+`NOT` and stray quotes are ordinary text. Terms without a single letter or digit are dropped (the
+tokenizer would make nothing of them).
+
+Each query has two FTS5 expressions: `match`, the words as typed, and `inflected`, where every plain
+English word also matches its other inflections (`failing` -> fail OR fails OR failed OR failing).
+Quoted phrases, identifiers (camelCase, ALLCAPS, snake_case, anything with a digit), paths, file
+names and the search-as-you-type prefix stay exact in both. The search ranks the events matching
+`match` first and only then those matching `inflected` alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pi_event_search.query.inflect import forms
+
+MAX_QUERY_CHARS = 4096
+_PIECE = re.compile(r'"([^"]*)"?|(\S+)')
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# Punctuation a person types around a word in a sentence ("fails," "(retry)") without making it
+# part of a path or identifier.
+_AROUND = "\"'`.,;:!?()[]{}<>"
+
+
+class QueryTooLong(ValueError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    match: str | None  # FTS5 MATCH expression, None when the query has no searchable term
+    words: tuple[str, ...]  # lower-cased tokens, for highlighting
+    inflected: str | None = None  # the expression with inflections; None when nothing inflects
+    forms: tuple[str, ...] = ()  # words plus their inflections, for highlighting those hits
+    prefix: str | None = None  # the search-as-you-type prefix, if any
+    # The FTS5 text both expressions end with when that prefix is one token (`"recon" *`): what
+    # prefixes.expand replaces with the vocabulary's terms.
+    tail: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Term:
+    text: str  # space-joined tokens
+    quoted: bool
+    variants: tuple[str, ...]  # inflections (including the word) when the term is a plain word
+
+
+def _plain_word(piece: str, tokens: list[str]) -> bool:
+    """One English-looking word as typed: letters only, lower case or Capitalised."""
+    if len(tokens) != 1 or piece.strip(_AROUND) != tokens[0]:
+        return False
+    word = tokens[0]
+    return word.isascii() and word.isalpha() and (word.islower() or (
+        word[0].isupper() and word[1:].islower()))
+
+
+def _terms(query: str) -> list[_Term]:
+    out: list[_Term] = []
+    for phrase, word in _PIECE.findall(query):
+        text = phrase if phrase else word
+        tokens = _WORD.findall(text)
+        if not tokens:
+            continue
+        quoted = bool(phrase)
+        variants = forms(tokens[0].lower()) if not quoted and _plain_word(text, tokens) else ()
+        out.append(_Term(" ".join(tokens), quoted, variants if len(variants) > 1 else ()))
+    return out
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def parse(query: str, *, prefix_last: bool = False) -> Parsed:
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryTooLong(f"{len(query)} characters (at most {MAX_QUERY_CHARS})")
+    terms = _terms(query)
+    if not terms:
+        return Parsed(None, ())
+    exact = [_quote(t.text) for t in terms]
+    prefix = tail = None
+    if prefix_last and not terms[-1].quoted and not query.rstrip().endswith('"') \
+            and query[-1:] not in (" ", "\t"):
+        exact[-1] += " *"
+        prefix = terms[-1].text.split()[-1].lower()
+        tail = exact[-1] if " " not in terms[-1].text else None
+        terms[-1] = _Term(terms[-1].text, False, ())
+    inflected = [("(" + " OR ".join(_quote(v) for v in t.variants) + ")") if t.variants else e
+                 for t, e in zip(terms, exact, strict=True)]
+    words = tuple(dict.fromkeys(w.lower() for t in terms for w in t.text.split()))
+    more = tuple(dict.fromkeys([*words, *(v for t in terms for v in t.variants)]))
+    expanded = " AND ".join(inflected) if more != words else None
+    return Parsed(" ".join(exact), words, expanded, more, prefix, tail)

@@ -1,0 +1,284 @@
+"""Pure projection of one Pi entry into one event, its searchable fragments, relations and file evidence.
+
+No I/O and no storage here. Thinking, images, signatures and extension payloads never become text;
+`omissions` lists them so exact reads can say what was left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_event_search.source.pitools import file_evidence, normalize_arguments, resolve_path, text_of
+
+# Oversized fragments keep a head and a tail. The marker holds ordinary tokens, so a phrase can
+# never match across the gap (FTS5 phrases need adjacent tokens).
+HEAD_CHARS = 32_000
+TAIL_CHARS = 16_000
+PREVIEW_CHARS = 160
+
+CONTEXT_ROLES = {
+    "message": "conversation",
+    "custom_message": "conversation",
+    "compaction": "summary",
+    "branch_summary": "summary",
+    "model_change": "control",
+    "thinking_level_change": "control",
+}
+
+
+@dataclass(slots=True)
+class Fragment:
+    fragment_id: str
+    kind: str
+    text: str
+    meta: str = ""  # tool name, error state, custom type: searchable, never shown as snippet
+
+
+@dataclass(slots=True)
+class Omission:
+    field: str
+    reason: str
+    size: int
+    mime_type: str | None = None
+
+
+@dataclass(slots=True)
+class Event:
+    entry_type: str
+    role: str | None = None
+    tool_name: str | None = None
+    is_error: bool = False
+    context_role: str = "metadata"
+    fragments: list[Fragment] = field(default_factory=list)
+    omissions: list[Omission] = field(default_factory=list)
+    relations: list[tuple[str, str]] = field(default_factory=list)  # (type, target key)
+    files: list[tuple[str, str, str]] = field(default_factory=list)  # (op, path, label)
+    call_ids: list[str] = field(default_factory=list)
+    tree: dict[str, Any] = field(default_factory=dict)  # facts the tree pass needs
+
+    @property
+    def preview(self) -> str:
+        for frag in self.fragments:
+            text = " ".join(frag.text[: PREVIEW_CHARS * 2].split())
+            if text:
+                return text[:PREVIEW_CHARS] + ("…" if len(text) > PREVIEW_CHARS else "")
+        return self.entry_type
+
+
+def bound(text: str) -> str:
+    """Head and tail of an oversized text around a visible omission marker."""
+    if len(text) <= HEAD_CHARS + TAIL_CHARS:
+        return text
+    omitted = len(text) - HEAD_CHARS - TAIL_CHARS
+    marker = f"\n[pi-event-search omitted {omitted} characters here]\n"
+    return text[:HEAD_CHARS] + marker + text[-TAIL_CHARS:]
+
+
+def _s(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def project(entry: dict[str, Any], cwd: str | None, *, bounded: bool = True) -> Event:
+    """Entry -> Event. `bounded=False` keeps full texts (exact reads)."""
+    entry_type = _s(entry.get("type")) or "unknown"
+    event = Event(entry_type=entry_type, context_role=CONTEXT_ROLES.get(entry_type, "metadata"))
+    handler = _HANDLERS.get(entry_type)
+    if handler is not None:
+        handler(event, entry, cwd or "")
+    if bounded:
+        for frag in event.fragments:
+            frag.text = bound(frag.text)
+    event.fragments = [f for f in event.fragments if f.text.strip()]
+    return event
+
+
+# -- messages -----------------------------------------------------------------------------------
+def _message(event: Event, entry: dict[str, Any], cwd: str) -> None:
+    msg = entry.get("message")
+    if not isinstance(msg, dict):
+        return
+    role = _s(msg.get("role")) or "unknown"
+    event.role = role
+    if role == "user":
+        _blocks(event, msg.get("content"), "user.text", "message.content")
+    elif role == "assistant":
+        _assistant(event, msg, cwd)
+    elif role == "toolResult":
+        _tool_result(event, msg)
+    elif role == "bashExecution":
+        _bash(event, msg)
+    elif role in ("custom", "hookMessage"):
+        meta = _s(msg.get("customType")) or ""
+        _blocks(event, msg.get("content"), "custom.message", "message.content", meta)
+        _details(event, msg, "message.details")
+
+
+def _blocks(event: Event, content: Any, kind: str, where: str, meta: str = "") -> None:
+    """Text of a string-or-blocks content; images are recorded as omitted."""
+    if isinstance(content, str):
+        event.fragments.append(Fragment(f"{kind}:0", kind, content, meta))
+        return
+    if not isinstance(content, list):
+        return
+    for i, block in enumerate(content):
+        if not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype == "text" and isinstance(block.get("text"), str):
+            event.fragments.append(Fragment(f"{kind}:{i}", kind, block["text"], meta))
+        elif btype == "image":
+            data = block.get("data")
+            size = len(data) if isinstance(data, str) else 0
+            event.omissions.append(Omission(f"{where}[{i}]", "image", size * 3 // 4,
+                                            _s(block.get("mimeType"))))
+
+
+def _assistant(event: Event, msg: dict[str, Any], cwd: str) -> None:
+    content = msg.get("content")
+    blocks = content if isinstance(content, list) else []
+    for i, block in enumerate(blocks):
+        if not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype == "text" and isinstance(block.get("text"), str):
+            event.fragments.append(Fragment(f"assistant.text:{i}", "assistant.text", block["text"]))
+            if isinstance(block.get("textSignature"), str):
+                event.omissions.append(Omission(f"message.content[{i}].textSignature", "signature",
+                                                len(block["textSignature"])))
+        elif btype == "thinking":
+            thinking = block.get("thinking")
+            event.omissions.append(Omission(f"message.content[{i}].thinking", "thinking",
+                                            len(thinking) if isinstance(thinking, str) else 0))
+            sig = block.get("thinkingSignature")
+            if isinstance(sig, str):
+                event.omissions.append(Omission(f"message.content[{i}].thinkingSignature",
+                                                "signature", len(sig)))
+        elif btype == "toolCall":
+            _tool_call(event, i, block, cwd)
+    if isinstance(content, str):
+        event.fragments.append(Fragment("assistant.text:0", "assistant.text", content))
+    error = _s(msg.get("errorMessage"))
+    event.is_error = msg.get("stopReason") == "error"
+    if error:
+        n = len(blocks)
+        event.fragments.append(Fragment(f"assistant.text:{n}", "assistant.text", error, "error"))
+
+
+def _tool_call(event: Event, i: int, block: dict[str, Any], cwd: str) -> None:
+    name = _s(block.get("name")) or "unknown"
+    args = block.get("arguments")
+    event.fragments.append(Fragment(f"tool.call:{i}", "tool.call", normalize_arguments(name, args),
+                                    name))
+    event.tool_name = event.tool_name or name
+    call_id = _s(block.get("id"))
+    if call_id:
+        event.call_ids.append(call_id)
+    if isinstance(block.get("partialJson"), str):
+        event.omissions.append(Omission(f"message.content[{i}].partialJson", "payload",
+                                        len(block["partialJson"])))
+    evidence = file_evidence(name, args, cwd)
+    if evidence is not None:
+        event.files.append((*evidence, "derived"))
+
+
+def _tool_result(event: Event, msg: dict[str, Any]) -> None:
+    name = _s(msg.get("toolName")) or "unknown"
+    event.tool_name = name
+    event.is_error = msg.get("isError") is True
+    meta = f"{name} error" if event.is_error else name
+    _blocks(event, msg.get("content"), "tool.result", "message.content", meta)
+    call_id = _s(msg.get("toolCallId"))
+    if call_id:
+        event.relations.append(("tool-result-for", call_id))
+    _details(event, msg, "message.details")
+
+
+def _details(event: Event, msg: dict[str, Any], where: str) -> None:
+    details = msg.get("details")
+    if details is not None and details != {}:
+        event.omissions.append(Omission(where, "details", len(text_of(details))))
+
+
+def _bash(event: Event, msg: dict[str, Any]) -> None:
+    event.tool_name = "bash"
+    code = msg.get("exitCode")
+    event.is_error = (isinstance(code, int) and code != 0) or msg.get("cancelled") is True
+    meta = "bash error" if event.is_error else "bash"
+    if isinstance(msg.get("command"), str):
+        event.fragments.append(Fragment("bash.command:0", "bash.command", msg["command"], meta))
+    if isinstance(msg.get("output"), str):
+        event.fragments.append(Fragment("bash.output:1", "bash.output", msg["output"], meta))
+    event.tree["excludeFromContext"] = msg.get("excludeFromContext") is True
+
+
+# -- other entry types -------------------------------------------------------------------------
+def _compaction(event: Event, entry: dict[str, Any], cwd: str) -> None:
+    summary = _s(entry.get("summary")) or ""
+    event.fragments.append(Fragment("summary.compaction:0", "summary.compaction", summary))
+    kept = entry.get("firstKeptEntryId")
+    if isinstance(kept, str):
+        event.relations.append(("compacts", kept))
+        event.tree["firstKept"] = kept
+    elif isinstance(entry.get("firstKeptEntryIndex"), int):
+        event.tree["firstKeptIndex"] = entry["firstKeptEntryIndex"]
+    _summary_files(event, entry, cwd)
+
+
+def _branch_summary(event: Event, entry: dict[str, Any], cwd: str) -> None:
+    summary = _s(entry.get("summary")) or ""
+    event.fragments.append(Fragment("summary.branch:0", "summary.branch", summary))
+    from_id = _s(entry.get("fromId"))
+    if from_id and from_id != "root":
+        event.relations.append(("branch-summary-from", from_id))
+    event.tree["emptySummary"] = not summary
+    _summary_files(event, entry, cwd)
+
+
+def _summary_files(event: Event, entry: dict[str, Any], cwd: str) -> None:
+    details = entry.get("details")
+    if not isinstance(details, dict):
+        return
+    for key, op in (("readFiles", "read"), ("modifiedFiles", "changed")):
+        paths = details.get(key)
+        for raw in paths if isinstance(paths, list) else []:
+            path = resolve_path(raw, cwd)
+            if path:
+                event.files.append((op, path, "recorded"))
+
+
+def _custom_message(event: Event, entry: dict[str, Any], cwd: str) -> None:
+    meta = _s(entry.get("customType")) or ""
+    _blocks(event, entry.get("content"), "custom.message", "content", meta)
+    if entry.get("details") is not None:
+        event.omissions.append(Omission("details", "details", len(text_of(entry["details"]))))
+
+
+def _session_info(event: Event, entry: dict[str, Any], cwd: str) -> None:
+    name = _s(entry.get("name"))
+    if name is not None:
+        event.fragments.append(Fragment("session.name:0", "session.name", " ".join(name.split())))
+    event.tree["name"] = " ".join(name.split()) if name is not None else ""
+
+
+def _label(event: Event, entry: dict[str, Any], cwd: str) -> None:
+    target = _s(entry.get("targetId"))
+    if target:
+        event.relations.append(("labels", target))
+        event.tree["label"] = _s(entry.get("label")) or ""
+
+
+def _custom(event: Event, entry: dict[str, Any], cwd: str) -> None:
+    if "data" in entry:
+        event.omissions.append(Omission("data", "payload", len(text_of(entry["data"]))))
+
+
+_HANDLERS = {
+    "message": _message,
+    "compaction": _compaction,
+    "branch_summary": _branch_summary,
+    "custom_message": _custom_message,
+    "session_info": _session_info,
+    "label": _label,
+    "custom": _custom,
+}
