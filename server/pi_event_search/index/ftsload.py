@@ -39,41 +39,13 @@ except ImportError:  # not POSIX: no side load (begin returns None), one writer 
     fcntl = resource = None  # type: ignore[assignment]
 from pi_event_search.core.authz import place_tokens, with_places
 from pi_event_search.index.ftsworker import COMMIT, DELETE, END, INSERT, ROLLBACK, frame
+from pi_event_search.index.fulltext import INSERT_SQL, FullText
 from pi_event_search.index.prepare import cores
 
-_INSERT = "INSERT INTO fts (rowid, text, meta) VALUES (?,?,?)"
-_DELETE = "INSERT INTO fts (fts, rowid, text, meta) VALUES ('delete', ?, ?, ?)"
 _SHADOW = ("fts_data", "fts_idx", "fts_docsize", "fts_config")
 _CATCH_UP_ROWS = 2000
 FRAME_CHARS = 1 << 20
 QUEUED = 12
-
-# Connection id -> the load feeding its side database (the rows' route while one runs).
-_ACTIVE: dict[int, FtsLoad] = {}
-
-
-def insert(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
-    """(fid, text, meta) rows into the full-text index: the side database during a load, and
-    an empty placeholder per row in the main one (so that, as always, every fragment committed
-    has its full-text row; the copy at the end replaces them all)."""
-    load = _ACTIVE.get(id(conn))
-    if load is None:
-        conn.executemany(_INSERT, rows)
-    elif rows:
-        conn.executemany(_INSERT, ((r[0], "", "") for r in rows))
-        load.send((INSERT, list(rows)))
-
-
-def delete(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
-    """Forget (fid, original text, meta) rows: a contentless FTS5 table needs the text."""
-    load = _ACTIVE.get(id(conn))
-    if load is None:
-        conn.executemany(_DELETE, rows)
-    else:
-        rows = list(rows)
-        conn.executemany(_DELETE, ((r[0], "", "") for r in rows))
-        load.send((DELETE, rows))
-
 
 def _main_file(conn: sqlite3.Connection) -> str:
     return str(next(r["file"] for r in conn.execute("PRAGMA database_list")
@@ -121,8 +93,6 @@ def begin(conn: sqlite3.Connection) -> FtsLoad | None:
         return None
     with store.transaction(conn):
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('fts_load', '1')")
-    _ACTIVE[id(conn)] = load
-    store.FOLLOWERS[id(conn)] = load
     try:
         load.catch_up()
     except BaseException:
@@ -131,9 +101,14 @@ def begin(conn: sqlite3.Connection) -> FtsLoad | None:
     return load
 
 
-class FtsLoad:
+class FtsLoad(FullText):
+    """The full-text route of a bulk load (see the module's doc): placeholders in the main
+    index, the real rows to the worker; its transactions follow the main index's."""
+
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
-        self.conn, self.path = conn, path
+        super().__init__(conn)
+        self.path = path
+        self.feeding = True  # until close_input: rows go to the side database
         self.lock = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         fcntl.flock(self.lock, fcntl.LOCK_EX)
         os.ftruncate(self.lock, 0)  # whatever a killed load left: rebuilt from the fragments
@@ -158,6 +133,23 @@ class FtsLoad:
         self.thread = threading.Thread(target=self._run, name="pies-fts-send", daemon=True)
         self.thread.start()
 
+    def insert(self, rows: list[tuple[Any, ...]]) -> None:
+        """Placeholders here (every committed fragment has its full-text row; the copy at the
+        end replaces them all), the rows themselves to the side database."""
+        if not self.feeding:
+            super().insert(rows)
+        elif rows:
+            super().insert([(r[0], "", "") for r in rows])
+            self.send((INSERT, list(rows)))
+
+    def delete(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        if not self.feeding:
+            super().delete(rows)
+            return
+        rows = list(rows)
+        super().delete([(r[0], "", "") for r in rows])
+        self.send((DELETE, rows))
+
     def send(self, op: tuple[bytes, Any]) -> None:
         if op[0] == INSERT:
             for row in op[1]:
@@ -177,10 +169,12 @@ class FtsLoad:
             self.q.put(op)
 
     def commit(self) -> None:
-        self.send((COMMIT, None))
+        if self.feeding:
+            self.send((COMMIT, None))
 
     def rollback(self) -> None:
-        self.send((ROLLBACK, None))
+        if self.feeding:
+            self.send((ROLLBACK, None))
 
     def catch_up(self) -> None:
         """The fragments a killed load already committed, with their text as indexed."""
@@ -225,8 +219,8 @@ class FtsLoad:
     def close_input(self) -> None:
         """No more rows: the side thread merges its segments (FTS5 optimize) while the writer
         does its own end-of-load work."""
-        if _ACTIVE.pop(id(self.conn), None) is not None:
-            store.FOLLOWERS.pop(id(self.conn), None)
+        if self.feeding:
+            self.feeding = False
             self.send((END, None))
 
     def finish(self) -> None:
@@ -274,7 +268,7 @@ def _same_rows(conn: sqlite3.Connection) -> bool:
 def _reindex(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO main.fts(fts) VALUES ('delete-all')")
     for rows in _committed(conn):
-        conn.executemany(_INSERT.replace("INTO fts", "INTO main.fts"), rows)
+        conn.executemany(INSERT_SQL.replace("INTO fts", "INTO main.fts"), rows)
 
 
 def _committed(conn: sqlite3.Connection) -> Iterator[list[tuple[Any, ...]]]:

@@ -13,9 +13,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol
 
 from pi_event_search.index import textcodec
+from pi_event_search.index.fulltext import FullText
 
 APPLICATION_ID = 0x50494553  # "PIES"
 SCHEMA_VERSION = 10
@@ -230,17 +230,6 @@ def bulk_end(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
-class Follower(Protocol):
-    """Another writer whose transactions follow this connection's (ftsload's side database)."""
-
-    def commit(self) -> None: ...
-    def rollback(self) -> None: ...
-
-
-# Connection id -> its follower, while one is attached (a bulk load's full-text writer).
-FOLLOWERS: dict[int, Follower] = {}
-
-
 class WriteBatch:
     """One write transaction over several files, committed every `seconds`: a cold index pays
     few fsyncs, and the write lock is never held long. Files apply without savepoints
@@ -248,8 +237,10 @@ class WriteBatch:
     transaction.
     """
 
-    def __init__(self, conn: sqlite3.Connection, seconds: float = 0.5) -> None:
+    def __init__(self, conn: sqlite3.Connection, seconds: float = 0.5, *,
+                 fulltext: FullText | None = None) -> None:
         self.conn, self.seconds = conn, seconds
+        self.fulltext = fulltext  # its own transactions end right after this one's
         self.started: float | None = None
         self.dirty = False
 
@@ -264,8 +255,8 @@ class WriteBatch:
                 bump_generation(self.conn)
             self.conn.execute("COMMIT")
             self.started, self.dirty = None, False
-            if (follower := FOLLOWERS.get(id(self.conn))) is not None:
-                follower.commit()
+            if self.fulltext is not None:
+                self.fulltext.commit()
 
     def maybe_commit(self) -> bool:
         if self.started is not None and time.monotonic() - self.started > self.seconds:
@@ -277,8 +268,8 @@ class WriteBatch:
         if self.started is not None:
             self.conn.execute("ROLLBACK")
             self.started, self.dirty = None, False
-            if (follower := FOLLOWERS.get(id(self.conn))) is not None:
-                follower.rollback()
+            if self.fulltext is not None:
+                self.fulltext.rollback()
 
     def __enter__(self) -> WriteBatch:
         return self
