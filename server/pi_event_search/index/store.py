@@ -13,8 +13,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
-from pi_event_search.index import textcodec
+from pi_event_search.index import locks, textcodec
 from pi_event_search.index.fulltext import FullText
 
 APPLICATION_ID = 0x50494553  # "PIES"
@@ -78,33 +79,81 @@ class ForeignDatabase(Exception):
     """The index path holds a SQLite database that pi-event-search did not create."""
 
 
+OPEN_WAIT = 5.0  # seconds a process waits for another one that is creating the schema
+
+
+class IndexBusy(Exception):
+    """Another process is creating the index's schema (or holds it too long): retry later."""
+
+
 def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
-    """Open (and if needed create or rebuild) the index. Autocommit mode: callers BEGIN."""
-    if not readonly:
+    """Open (and if needed create or rebuild) the index. Autocommit mode: callers BEGIN.
+    Read-only connections are opened with mode=ro: they never create the file, never write."""
+    if readonly:
+        conn = _open(f"file:{quote(str(path))}?mode=ro")
+    else:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    created = not path.exists()
-    if created and not readonly:
         # The index holds copies of session text: readable by the user only.
-        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
-        os.close(fd)
-    conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
-    # Every query's columns are read by name: adding or reordering a column shifts nothing.
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA busy_timeout = 60000")
-    if created and not readonly:
-        # Only a new file can switch, and before WAL (later, only VACUUM could): pages freed by a
-        # bulk load's final merge go back to the file system instead of staying in the file.
-        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
-    if not readonly:
-        conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute("PRAGMA cache_size = -32000")
-    conn.create_function("fragment_text", 1, _sql_unpack, deterministic=True)
-    if not readonly:
-        _ensure_schema(conn, path)
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        conn = _open(f"file:{quote(str(path))}?mode=rw")
+        try:
+            if not _ready(conn):
+                _create(conn, path)
+        except BaseException:
+            conn.close()
+            raise
     if _ours_and_current(conn):
         textcodec.load(conn)
     return conn
+
+
+def _open(uri: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(uri, uri=True, timeout=60, isolation_level=None,
+                           check_same_thread=False)
+    # Every query's columns are read by name: adding or reordering a column shifts nothing.
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA busy_timeout = 60000")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA cache_size = -32000")
+    conn.create_function("fragment_text", 1, _sql_unpack, deterministic=True)
+    return conn
+
+
+def _ready(conn: sqlite3.Connection) -> bool:
+    wal = conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    return wal and _ours_and_current(conn)
+
+
+def _create(conn: sqlite3.Connection, path: Path) -> None:
+    """WAL and the schema, one process at a time (a lock file beside the index): SQLite does not
+    wait on its busy handler for a journal-mode change, and two creators at once got "database
+    is locked" (issue 26: 11 of 300 concurrent opens). A creator killed half-way leaves no
+    schema (DDL is transactional): the next one starts again."""
+    fd = locks.wait_lock(Path(f"{path}.open.lock"), OPEN_WAIT, f"creating the index {path}")
+    try:
+        if conn.execute("PRAGMA page_count").fetchone()[0] == 0:
+            # Only a new file can switch, and before WAL (later, only VACUUM could): pages freed
+            # by a bulk load's final merge go back to the file system instead of staying there.
+            conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        _set_wal(conn, path)
+        _ensure_schema(conn, path)
+    finally:
+        locks.unlock(fd)
+
+
+def _set_wal(conn: sqlite3.Connection, path: Path) -> None:
+    """journal_mode = WAL, retried while a reader's shared lock is in the way (bounded)."""
+    end = time.monotonic() + OPEN_WAIT
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() >= end:
+                raise IndexBusy(f"cannot switch {path} to WAL: {exc}") from exc
+            time.sleep(0.02)
 
 
 def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
