@@ -24,6 +24,8 @@ from pi_event_search.query.parse import QueryTooLong
 from pi_event_search.query.search import Filters, StaleCursor
 from pi_event_search.service.engine import Engine
 
+CLI_WAIT = 10.0  # seconds a command waits for another process indexing, then answers as is
+
 
 class UsageError(Exception):
     pass
@@ -152,7 +154,7 @@ def _run(args: argparse.Namespace) -> int:
         status = engine.status(None if args.all else _scope(args))
         _out(status) if args.json else render_text.status(status)
         return 0
-    engine.refresh(render_text.progress_printer())
+    engine.refresh_or_wait(render_text.progress_printer(), CLI_WAIT)
     if args.command == "search":
         return _search(engine, args)
     if args.command == "read":
@@ -180,8 +182,9 @@ def _search(engine: Engine, args: argparse.Namespace) -> int:
         else args.file)
     page = engine.search(args.query, filters, _scope(args), limit=args.limit, cursor=args.cursor,
                          prefix_last=args.prefix_last)
+    render_text.indexing_note(engine)
     if args.json:
-        _out({"hits": page.hits, "nextCursor": page.next_cursor})
+        _out({"hits": page.hits, "nextCursor": page.next_cursor, "indexing": engine.indexing()})
     else:
         render_text.hits(page.hits, page.next_cursor)
     return 0

@@ -31,9 +31,21 @@ def progress_printer() -> Progress:
     return report
 
 
+INDEX_WAIT = 3600.0  # seconds `index` waits for another process's pass (then says how far)
+
+
+def indexing_note(engine: Engine) -> None:
+    """One line on stderr while the index is still being built (docs/protocol.md)."""
+    state = engine.indexing()
+    if state is not None:
+        print(f"still indexing: {state['percent']}% of sessions", file=sys.stderr)
+
+
 def index(engine: Engine, watch: bool) -> int:
     started = time.monotonic()
-    report = engine.refresh(progress_printer())
+    report = engine.refresh_or_wait(progress_printer(), INDEX_WAIT)
+    if not engine.writer:
+        print(f"pid {engine.writer_pid()} indexes this index; waited for it", file=sys.stderr)
     changes = ", ".join(f"{n} {k}" for k, n in sorted(report.changed.items())) or "nothing"
     print(f"indexed {report.files} files in {time.monotonic() - started:.1f}s: {changes}; "
           f"{report.events} new events, {report.removed} sessions removed", file=sys.stderr)

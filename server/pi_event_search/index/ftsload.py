@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pi_event_search.index import store, textcodec
+from pi_event_search.index import locks, store, textcodec
 
 try:
     import fcntl
@@ -56,31 +56,31 @@ def side_path(conn: sqlite3.Connection) -> Path:
     return Path(_main_file(conn) + ".fts-load.sqlite3")
 
 
+OTHER_LOADER_WAIT = 120.0  # seconds; only a process without the writer lease (an older
+# server on the same file) can be loading beside us
+
+
 def wait_for_other_loader(conn: sqlite3.Connection) -> None:
-    """Block while another process is bulk loading this index (it holds the side file's lock)."""
+    """Wait (bounded: locks.Busy says so) while another process is bulk loading this index (it
+    holds the side file's lock)."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'fts_load'").fetchone()
-    if row is None or fcntl is None:
-        return
     path = side_path(conn)
-    try:
-        fd = os.open(path, os.O_RDWR)
-    except FileNotFoundError:
+    if row is None or fcntl is None or not path.exists():
         return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-    finally:
-        os.close(fd)  # closing releases the lock
+    locks.unlock(locks.wait_lock(path, OTHER_LOADER_WAIT, "another process's bulk load"))
 
 
-def begin(conn: sqlite3.Connection) -> FtsLoad | None:
-    """Start a side load for a bulk load into an empty full-text index, with two cores or
-    more (PIES_FTS_LOAD=0 turns it off, =1 forces it); None when the rows go to the main index
-    as usual."""
+def begin(conn: sqlite3.Connection, *, first: bool = False) -> FtsLoad | None:
+    """Start a side load for a bulk load into an empty full-text index (or, `first`, an index
+    whose only rows are this first pass's newest sessions: caught up like a killed load's), with
+    two cores or more (PIES_FTS_LOAD=0 turns it off, =1 forces it); None when the rows go to the
+    main index as usual."""
     resumed = conn.execute("SELECT 1 FROM meta WHERE key = 'fts_load'").fetchone() is not None
     forced = os.environ.get("PIES_FTS_LOAD")
     load = None
     if fcntl is not None and (forced == "1" or (forced != "0" and cores() >= 2)):
-        if not resumed and conn.execute("SELECT 1 FROM fts_docsize LIMIT 1").fetchone():
+        if not resumed and not first \
+                and conn.execute("SELECT 1 FROM fts_docsize LIMIT 1").fetchone():
             return None  # not empty: a side index could not be copied in
         # No side file possible here (a read-only directory...): one writer, as before.
         with contextlib.suppress(OSError):
@@ -109,8 +109,8 @@ class FtsLoad(FullText):
         super().__init__(conn)
         self.path = path
         self.feeding = True  # until close_input: rows go to the side database
-        self.lock = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        fcntl.flock(self.lock, fcntl.LOCK_EX)
+        self.lock: int | None = locks.wait_lock(path, OTHER_LOADER_WAIT,
+                                                "another process's bulk load")
         os.ftruncate(self.lock, 0)  # whatever a killed load left: rebuilt from the fragments
         for extra in ("-journal", "-wal", "-shm"):
             Path(str(path) + extra).unlink(missing_ok=True)
@@ -119,7 +119,7 @@ class FtsLoad(FullText):
                 [sys.executable, "-m", "pi_event_search.index.ftsworker", str(path)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError:
-            os.close(self.lock)
+            self._unlock()
             raise
         # Rows go over in frames of about FRAME_CHARS characters of text, at most QUEUED of them
         # waiting: enough to carry the worker over the writer's pauses (a commit, a big file).
@@ -214,7 +214,13 @@ class FtsLoad(FullText):
         self.abandoned = True
         self.close_input()
         self.thread.join()
-        os.close(self.lock)
+        self._unlock()
+
+    def _unlock(self) -> None:
+        """Release the side file's lock, once, on every path (success, error, abandon)."""
+        if self.lock is not None:
+            fd, self.lock = self.lock, None
+            locks.unlock(fd)
 
     def close_input(self) -> None:
         """No more rows: the side thread merges its segments (FTS5 optimize) while the writer
@@ -246,8 +252,8 @@ class FtsLoad(FullText):
             copier.execute("DETACH side")
         finally:
             copier.close()
-        os.close(self.lock)
         self.path.unlink(missing_ok=True)
+        self._unlock()
 
 
 def _peak_rss() -> tuple[float, float]:

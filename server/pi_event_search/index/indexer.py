@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from pi_event_search.index import ftsload, store, textcodec
+from pi_event_search.index import progress as progress_mod
 from pi_event_search.index.filestate import FileRow, known_files, quiet
 from pi_event_search.index.fulltext import FullText
 from pi_event_search.index.ingest import Outcome, apply_file, mark_stale
@@ -33,6 +34,8 @@ from pi_event_search.source.discovery import (
 # (files done, files in the pass, what is happening: bytes done of bytes to do and time left)
 Progress = Callable[[int, int, str], None]
 BULK_BYTES = 256 << 20  # new bytes that make a pass a bulk load even on a non-empty index
+FIRST_SLICE_BYTES = 16 << 20  # newest sessions a first index commits as it goes (about 1 s)
+PUBLISH_FILES = 50  # a refresh of this many files says how far it has come
 
 
 @dataclass(slots=True)
@@ -68,16 +71,21 @@ class Pass:
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     eta: Eta = field(default_factory=lambda: Eta(0))
     ahead: ReadAhead | None = None
+    phase: str | None = None  # published for readers (progress.publish) when not None
+    done: int = 0  # session files applied so far, of len(todo)
 
 
 def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
             progress: Progress | None = None) -> Report:
-    """Bring the index up to date with what is on disk now."""
+    """Bring the index up to date with what is on disk now. A first index (or a rebuild) applies
+    the newest sessions first and commits them as it goes: they answer searches within a second
+    or two, while the rest goes on at the bulk load's speed (docs/process-model.md)."""
     ftsload.wait_for_other_loader(conn)
     observed, unavailable = scan(dirs)
+    roots = {d.path for d in dirs}
     report = Report(files=len(observed))
     known, settled = known_files(conn)
-    if not unavailable and quiet(observed, known, settled):
+    if not unavailable and quiet(observed, known, settled, roots):
         # Nothing to open, write or forget: no write transaction at all.
         report.changed["unchanged"] = settled.indexed
         report.generation = store.generation(conn)
@@ -88,32 +96,61 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
     todo = [o for o in observed if _to_apply(o, infos[o.path], canonical, known.get(o.path))]
     new = sum(o.size for o in todo if _fresh(known.get(o.path)))
     bulk = pending or (new > 0 and not known) or new >= BULK_BYTES
+    phase = progress_mod.FIRST_INDEX if not known or (pending and not settled.indexed) \
+        else progress_mod.REBUILD if bulk else progress_mod.REFRESH
+    p = Pass(conn, FullText(conn), observed, infos, canonical, known, todo, bulk, progress,
+             phase=phase if bulk or len(todo) >= PUBLISH_FILES else None)
     load = None
-    if bulk:
-        store.bulk_begin(conn)
-        if textcodec.packer(conn) is textcodec.PLAIN:  # the index's first load: a dictionary
-            with store.transaction(conn):
-                textcodec.train(conn, sample_texts([o.path for o in todo]))
-        load = ftsload.begin(conn)
-    p = Pass(conn, load or FullText(conn), observed, infos, canonical, known, todo, bulk,
-             progress)
     try:
-        _apply_all(p, report)
+        if bulk:
+            load = _bulk_apply(p, report)
+        else:
+            _apply_all(p, report)
         with store.WriteBatch(conn, fulltext=p.fulltext) as batch:
             batch.begin()
-            report.removed = _forget(p, {o.path for o in observed}, {d.path for d in dirs},
-                                     unavailable)
+            report.removed = _forget(p, {o.path for o in observed}, roots, unavailable)
             batch.dirty |= report.removed > 0
+            if p.phase is not None and not bulk:
+                progress_mod.clear(conn)
+        if bulk:
+            _end_bulk(conn, load, progress, len(observed))
     except BaseException:
         if load is not None:
-            load.abandon()
+            load.abandon()  # releases its lock; the flags stay and the next pass resumes
         raise
-    if bulk:
-        _end_bulk(conn, load, progress, len(observed))
     report.generation = store.generation(conn)
     if progress is not None:
         progress(len(observed), len(observed), "")
     return report
+
+
+def _bulk_apply(p: Pass, report: Report) -> ftsload.FtsLoad | None:
+    """Newest first: a slice of the newest sessions straight into the main full-text index,
+    committed every half second; then the rest through the side load (ftsload)."""
+    conn = p.conn
+    store.bulk_begin(conn)
+    if textcodec.packer(conn) is textcodec.PLAIN:  # the index's first load: a dictionary
+        with store.transaction(conn):
+            textcodec.train(conn, sample_texts([o.path for o in p.todo]))
+    p.observed.sort(key=lambda o: -o.mtime_ns)
+    todo = {o.path for o in p.todo}
+    budget, cut = FIRST_SLICE_BYTES, len(p.observed)
+    for i, obs in enumerate(p.observed):
+        if obs.path in todo:
+            budget -= obs.size
+            if budget < 0:
+                cut = i
+                break
+    everything, p.observed = p.observed, p.observed[:cut]
+    fresh = not p.known
+    p.bulk = not fresh  # the slice commits as often as a refresh does: it answers soonest
+    _apply_all(p, report)
+    p.observed, p.bulk = everything[cut:], True
+    load = ftsload.begin(conn, first=fresh)
+    p.fulltext = load or FullText(conn)
+    _apply_all(p, report)
+    p.observed = everything
+    return load
 
 
 def _end_bulk(conn: sqlite3.Connection, load: ftsload.FtsLoad | None, progress: Progress | None,
@@ -130,6 +167,8 @@ def _end_bulk(conn: sqlite3.Connection, load: ftsload.FtsLoad | None, progress: 
                   f"{load.rss[0]:.1f} MB here, {load.rss[1]:.1f} MB in the worker",
                   file=sys.stderr)
     store.bulk_end(conn)
+    with store.transaction(conn):
+        progress_mod.clear(conn)
     if os.environ.get("PIES_INDEX_STATS"):
         print(f"index stats: final merge and indexes {time.monotonic() - started:.2f} s",
               file=sys.stderr)
@@ -149,8 +188,9 @@ def _fresh(row: FileRow | None) -> bool:
 
 def _read_ahead(p: Pass) -> ReadAhead | None:
     """A parsing thread for the files that will be parsed whole, when there is a second core and
-    enough work to be worth one."""
-    paths = [o.path for o in p.todo if _fresh(p.known.get(o.path))]
+    enough work to be worth one (in the order the pass applies them)."""
+    todo = {o.path for o in p.todo}
+    paths = [o.path for o in p.observed if o.path in todo and _fresh(p.known.get(o.path))]
     if cores() < 2 or len(paths) < 2:
         return None
     return ReadAhead(paths, textcodec.packer(p.conn))
@@ -205,6 +245,8 @@ def _short_switch_interval(on: bool) -> Iterator[None]:
 
 
 def _apply_all(p: Pass, report: Report) -> None:
+    if not p.observed:
+        return
     p.eta = Eta(sum(o.size for o in p.todo))
     p.ahead = _read_ahead(p)
     try:
@@ -234,12 +276,17 @@ def _apply_one(p: Pass, batch: store.WriteBatch, obs: Observation) -> None:
                                                     parsed)
         batch.dirty |= outcome.change in ("appended", "rebuilt")
         p.eta.add(obs.size)
+        p.done += 1
 
 
 def _apply_each(p: Pass) -> None:
     with store.WriteBatch(p.conn, fulltext=p.fulltext) as batch:
         if p.bulk:
             batch.seconds *= store.BULK_COMMIT_FACTOR
+        if p.phase is not None:
+            phase = p.phase
+            batch.before_commit = lambda: progress_mod.publish(p.conn, phase, p.done,
+                                                               len(p.todo))
         applied: list[Observation] = []  # in the open transaction
         for i, obs in enumerate(p.observed):
             if p.progress is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
@@ -290,6 +290,7 @@ class WriteBatch:
                  fulltext: FullText | None = None) -> None:
         self.conn, self.seconds = conn, seconds
         self.fulltext = fulltext  # its own transactions end right after this one's
+        self.before_commit: Callable[[], None] | None = None  # last writes of a transaction
         self.started: float | None = None
         self.dirty = False
 
@@ -300,6 +301,8 @@ class WriteBatch:
 
     def commit(self) -> None:
         if self.started is not None:
+            if self.before_commit is not None:
+                self.before_commit()
             if self.dirty:
                 bump_generation(self.conn)
             self.conn.execute("COMMIT")
