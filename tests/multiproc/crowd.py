@@ -3,6 +3,7 @@ CLIs, started together, as when a user opens several windows and Pi sessions on 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -14,8 +15,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from builder import SessionBuilder  # noqa: E402
 from lspclient import LspClient, RpcError  # noqa: E402
+
+from builder import SessionBuilder  # noqa: E402
 from support import PiHome  # noqa: E402
 
 WORD = "zephyrquartz"
@@ -49,12 +51,22 @@ class Outcome:
         return self.first_hit_s is not None and not self.errors_after_hit
 
 
-def _server(home: PiHome, out: Outcome, bound: float, start: threading.Event) -> None:
-    start.wait()
-    t0 = time.monotonic()
+def _server(home: PiHome, out: Outcome, bound: float, start: threading.Event,
+            ready: threading.Barrier) -> None:
+    """Started and initialized before the barrier; `initialized` (where a server opens its
+    index) goes out to every server at the same moment, as when windows open together."""
     client = LspClient(SERVE, home.env())
     try:
-        client.initialize(["/home/dev/proj"])
+        client.request("initialize", {"processId": os.getpid(), "rootUri": None,
+                                      "workspaceFolders": [{"uri": "file:///home/dev/proj",
+                                                            "name": "proj"}],
+                                      "initializationOptions": {}, "capabilities": {}})
+    finally:
+        ready.wait()
+    start.wait()
+    t0 = time.monotonic()
+    try:
+        client.notify("initialized", {})
         end = t0 + bound
         while time.monotonic() < end:
             try:
@@ -73,7 +85,9 @@ def _server(home: PiHome, out: Outcome, bound: float, start: threading.Event) ->
         client.close()
 
 
-def _cli(home: PiHome, out: Outcome, bound: float, start: threading.Event) -> None:
+def _cli(home: PiHome, out: Outcome, bound: float, start: threading.Event,
+         ready: threading.Barrier) -> None:
+    ready.wait()
     start.wait()
     t0 = time.monotonic()
     try:
@@ -92,15 +106,17 @@ def _cli(home: PiHome, out: Outcome, bound: float, start: threading.Event) -> No
 def crowd(home: PiHome, servers: int = 8, clis: int = 2, bound: float = 60.0) -> list[Outcome]:
     """Start them all at once on the (empty) index; each searches until it has hits."""
     start = threading.Event()
+    ready = threading.Barrier(servers + clis + 1)
     outcomes: list[Outcome] = []
     threads: list[threading.Thread] = []
     for i in range(servers + clis):
         out = Outcome(f"server {i}" if i < servers else f"cli {i - servers}")
         outcomes.append(out)
         target: Any = _server if i < servers else _cli
-        threads.append(threading.Thread(target=target, args=(home, out, bound, start)))
+        threads.append(threading.Thread(target=target, args=(home, out, bound, start, ready)))
     for th in threads:
         th.start()
+    ready.wait()
     start.set()
     for th in threads:
         th.join()

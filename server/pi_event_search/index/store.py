@@ -170,6 +170,11 @@ def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
             "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'fts_%'")]
         if app_id != APPLICATION_ID and tables:
             raise ForeignDatabase(f"{path} is not a pi-event-search index; refusing to touch it")
+        version = conn.execute("PRAGMA user_version").fetchone()["user_version"]
+        if tables and version > SCHEMA_VERSION:
+            raise ForeignDatabase(
+                f"{path} was written by a newer pi-event-search (schema {version}, this one "
+                f"reads {SCHEMA_VERSION}); leaving it as it is: upgrade, or use another index path")
         for name in tables:  # our own older schema: the index is disposable, rebuild it
             conn.execute(f'DROP TABLE IF EXISTS "{name}"')
         for statement in _statements(SCHEMA):

@@ -57,6 +57,24 @@ def _valid(value: Any) -> Any:
     return value
 
 
+def _remove_older(current: Path) -> None:
+    """Older schema versions' default index files, each only when no process uses it (every
+    engine holds a shared lock on `<index>.users` while it is open)."""
+    for old in current.parent.glob("index-v*.sqlite3"):
+        version = old.name[len("index-v"):-len(".sqlite3")]
+        if old == current or not version.isdigit() or int(version) >= store.SCHEMA_VERSION:
+            continue
+        users = locks.try_lock(Path(f"{old}.users"))
+        if users is None:
+            continue
+        try:
+            for extra in ("", "-wal", "-shm", ".fts-load.sqlite3", ".open.lock", ".writer"):
+                Path(f"{old}{extra}").unlink(missing_ok=True)
+        finally:
+            Path(f"{old}.users").unlink(missing_ok=True)
+            locks.unlock(users)
+
+
 class Engine:
     """One index for one process. The process holding the writer lease (lease.py) owns the write
     connection: it alone refreshes. Every process reads through per-thread read-only connections
@@ -72,12 +90,13 @@ class Engine:
         # The first process to open an index writes it: the lease is tried before the file can
         # exist, so that whoever creates the index also indexes it.
         index_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._users = locks.try_lock(Path(f"{index_path}.users"), shared=True)  # in use
         if not self.take_writer():
             store.connect(index_path).close()  # the schema exists and is current (or IndexBusy)
 
     @staticmethod
     def open(index_path: Path | None, extra_dirs: list[str]) -> Engine:
-        path = index_path or locations.default_index_path()
+        path = index_path or locations.default_index_path(store.SCHEMA_VERSION)
         try:
             return Engine(path, default_dirs(locations.pi_sessions_dir(), extra_dirs))
         except store.ForeignDatabase as exc:
@@ -107,6 +126,8 @@ class Engine:
         except BaseException:
             self.lease.release()
             raise
+        if self.index_path == locations.default_index_path(store.SCHEMA_VERSION):
+            _remove_older(self.index_path)
         return True
 
     def writer_pid(self) -> int | None:
@@ -244,3 +265,6 @@ class Engine:
             self.conn.close()
             self.conn = None
         self.lease.release()
+        if self._users is not None:
+            locks.unlock(self._users)
+            self._users = None
