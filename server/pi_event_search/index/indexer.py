@@ -86,7 +86,11 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
     report = Report(files=len(observed))
     known, settled = known_files(conn)
     if not unavailable and quiet(observed, known, settled, roots):
-        # Nothing to open, write or forget: no write transaction at all.
+        # Nothing to open, write or forget: no write transaction at all (but once, to say that
+        # a new index, or one whose writer died in a pass, is complete).
+        if progress_mod.indexing(conn) is not None:
+            with store.transaction(conn):
+                progress_mod.clear(conn)
         report.changed["unchanged"] = settled.indexed
         report.generation = store.generation(conn)
         return report
@@ -100,6 +104,9 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
         else progress_mod.REBUILD if bulk else progress_mod.REFRESH
     p = Pass(conn, FullText(conn), observed, infos, canonical, known, todo, bulk, progress,
              phase=phase if bulk or len(todo) >= PUBLISH_FILES else None)
+    if p.phase is not None:  # readers know at once that a pass is under way
+        with store.transaction(conn):
+            progress_mod.publish(conn, p.phase, 0, len(todo))
     load = None
     try:
         if bulk:

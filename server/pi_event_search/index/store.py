@@ -68,6 +68,7 @@ CREATE TABLE file_refs (eid INTEGER NOT NULL, op TEXT NOT NULL, path TEXT NOT NU
 CREATE INDEX file_refs_path ON file_refs(path);
 CREATE INDEX file_refs_eid ON file_refs(eid);
 INSERT INTO meta(key, value) VALUES ('generation', '0');
+INSERT INTO meta(key, value) VALUES ('indexing', '{{"phase":"first-index","done":0,"total":0}}');
 """
 
 
