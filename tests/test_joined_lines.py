@@ -7,6 +7,7 @@ import pytest
 
 from builder import SessionBuilder
 from engine_support import ALL, engine, hits
+from pi_event_search.core.authz import Scope
 from support import PiHome
 
 
@@ -43,3 +44,25 @@ def test_every_object_on_a_joined_line_has_its_own_offset(pi_home: PiHome, glue:
             read = e.read(f"{sb.session_id}/{entry_id}", ALL)
             assert read["source"]["byteOffset"] == off
             assert "glued" in read["fragments"][0]["text"]
+
+
+def test_line_origin_reads_the_second_object_of_a_joined_line(pi_home: PiHome, tmp_path) -> None:
+    """The edit that wrote a line is found when its entry is the second object of a joined line
+    (the entry is read back from the whole line, as `piEvents/read` reads it)."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    sb = SessionBuilder(pi_home.sessions, str(proj))
+    sb.user("bump the retry budget")
+    first = _entry(sb, "join0001", "a torn user message")
+    call = {"type": "message", "id": "join0002", "parentId": "join0001",
+            "timestamp": "2026-05-01T11:00:01.000Z",
+            "message": {"role": "assistant", "stopReason": "toolUse", "content": [
+                {"type": "toolCall", "id": "c1", "name": "edit", "arguments": {
+                    "path": "cfg.ts", "edits": [{"oldText": "  retries: 3,",
+                                                 "newText": "  retryBudget: 7,"}]}}]}}
+    sb.write_raw(first + sb.dumps(call) + b"\n")
+    e = engine(pi_home.index)
+    e.refresh()
+    found = e.line_origin(str(proj / "cfg.ts"), "  retryBudget: 7,", Scope.of([str(proj)]))
+    assert found["hit"] is not None and found["hit"]["entryId"] == "join0002"
+    assert e.read(f"{sb.session_id}/join0002", ALL)["fragments"]

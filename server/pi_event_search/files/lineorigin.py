@@ -104,15 +104,7 @@ def _may_hold(conn: sqlite3.Connection, changes: str, params: list[Any], needle:
 
 def _source_entry(row: sqlite3.Row) -> dict[str, Any] | None:
     """The entry read back from its session file, when that line is still what was indexed."""
-    try:
-        with open(row["session_path"], "rb") as fh:
-            raw = jsonl.read_line_at(fh, row["byte_off"])
-    except OSError:
-        return None
-    if raw is None or jsonl.digest(raw) != row["lhash"]:
-        return None
-    objects, _ = jsonl.parse_line(raw)
-    return objects[row["sub"]] if row["sub"] < len(objects) else None
+    return jsonl.read_entry(row["session_path"], row["byte_off"], row["sub"], row["lhash"])
 
 
 def _written(entry: dict[str, Any], target: TargetFile, cwd: str | None, needle: str

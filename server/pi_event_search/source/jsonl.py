@@ -209,6 +209,21 @@ def read_entry_line(fh: BinaryIO, offset: int, sub: int) -> bytes | None:
     return read_line_at(fh, offset if sub == 0 else line_start(fh, offset))
 
 
+def read_entry(path: str, offset: int, sub: int, lhash: bytes) -> dict[str, Any] | None:
+    """Entry `sub` of the line holding the object at `offset`, read back from the session file
+    at `path`; None when the file is gone or that line is no longer the one indexed (`lhash` is
+    the digest of the whole line, joined objects and all)."""
+    try:
+        with open(path, "rb") as fh:
+            raw = read_entry_line(fh, offset, sub)
+    except OSError:
+        return None
+    if raw is None or digest(raw) != lhash:
+        return None
+    objects, _ = parse_line(raw)
+    return objects[sub] if sub < len(objects) else None
+
+
 def line_start(fh: BinaryIO, offset: int) -> int:
     """Offset just after the newline that precedes `offset` (0 when none)."""
     pos = offset
