@@ -40,7 +40,10 @@ def file_history(conn: sqlite3.Connection, path: str, scope: Scope, *, limit: in
     limit = max(1, min(limit, MAX_LIMIT))
     key = cursors.key(target.path, scope.roots, scope.current_session, scope.cutoff)
     gen = store.generation(conn)
-    offset = cursors.decode(cursor, key, gen, other="file", again="ask") if cursor else 0
+    at = cursors.decode(cursor, key, gen, other="file", again="ask") if cursor else (0,)
+    if len(at) != 1:
+        raise cursors.StaleCursor("not a cursor issued by this server")
+    offset = at[0]
     where, params = _where(target, scope)
     # The group counts ride along as window functions: one pass over the file's evidence.
     rows = conn.execute(
