@@ -12,8 +12,9 @@ from typing import Any
 from pi_event_search.core import cursors
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.wire import FileHistoryResult, FileHit
-from pi_event_search.files.filerefs import EVENT_COLUMNS, TargetFile, file_hit, target_file
+from pi_event_search.files.filerefs import EVENT_COLUMNS, file_hit
 from pi_event_search.index import store, textcodec
+from pi_event_search.query.filepaths import TargetFile, target_file
 from pi_event_search.source.pitools import FILE_CHANGE_TOOLS, FILE_READ_TOOLS
 
 MAX_LIMIT = 200
@@ -34,7 +35,7 @@ class History:
 
 def file_history(conn: sqlite3.Connection, path: str, scope: Scope, *, limit: int = 50,
                  cursor: str | None = None) -> History:
-    target = target_file(conn, path)
+    target = target_file(conn, path, scope.roots)
     if target is None:
         return History([], None, 0, 0)
     limit = max(1, min(limit, MAX_LIMIT))

@@ -17,6 +17,7 @@ from pi_event_search.core.filters import Filters as Filters  # its home; importe
 from pi_event_search.core.wire import Hit
 from pi_event_search.index import store
 from pi_event_search.query.asof import as_of, unfiltered
+from pi_event_search.query.filepaths import relative_tail, targets
 from pi_event_search.query.hits import hit_from_row, snippet
 from pi_event_search.query.parse import Parsed, parse
 from pi_event_search.query.prefixes import expand
@@ -37,7 +38,7 @@ def _in(column: str, values: list[str], where: list[str], params: list[Any]) -> 
         params.extend(values)
 
 
-def event_filters(f: Filters, scope: Scope) -> tuple[list[str], list[Any]]:
+def event_filters(conn: sqlite3.Connection, f: Filters, scope: Scope) -> tuple[list[str], list[Any]]:
     """WHERE clauses on `e` (events) and `s` (sessions), authorization first."""
     auth, params = scope.event_sql(f.session_id)
     where = [auth]
@@ -61,19 +62,27 @@ def event_filters(f: Filters, scope: Scope) -> tuple[list[str], list[Any]]:
     if f.errors:
         where.append("e.is_error = 1")
     if f.file:
-        where.append(_file_clause(f.file, params))
+        where.append(_file_clause(conn, f.file, scope, params))
     return where, params
 
 
-def _file_clause(path: str, params: list[Any]) -> str:
-    if path.startswith("/"):
-        cond, values = under_sql("r.path", path)
-        params += values
+def _file_clause(conn: sqlite3.Connection, path: str, scope: Scope, params: list[Any]) -> str:
+    """Events with evidence about the file (or directory) a typed path names: resolved against
+    the roots when relative; for a trusted caller (no roots), the end of the stored path."""
+    found = targets(conn, path, scope.roots)
+    if found:
+        parts = []
+        for target in found:
+            sql, values = target.under_sql("r.path")
+            parts.append(sql)
+            params += values
+        cond = " OR ".join(parts)
+    elif (tail := relative_tail(path)) is not None and scope.roots is None:
+        params += [-len(tail) - 1, "/" + tail]
+        cond = "substr(r.path, ?) = ?"
     else:
-        tail = "/" + path.lstrip("./")
-        params += [path, -len(tail), tail]
-        cond = "(r.path = ? OR substr(r.path, ?) = ?)"
-    return f"EXISTS (SELECT 1 FROM file_refs r WHERE r.eid = e.eid AND {cond})"
+        cond = "0"
+    return f"EXISTS (SELECT 1 FROM file_refs r WHERE r.eid = e.eid AND ({cond}))"
 
 
 # What hits.hit_from_row reads (by name).
@@ -98,7 +107,7 @@ def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope,
         at = cursors.decode(cursor, key, gen, other="query or filters",
                             again="search") if cursor else ()
         own = as_of(conn, scope, filters.session_id)  # the caller's own session, as of its cutoff
-        where, params = event_filters(unfiltered(filters) if own else filters, scope)
+        where, params = event_filters(conn, unfiltered(filters) if own else filters, scope)
         if own:
             own.filter_sql(filters, where, params)
         if parsed.match is None:
