@@ -29,6 +29,9 @@ class Record:
     sub: int  # index of the object within its line (real files have two objects on one line)
     obj: dict[str, Any]
     line_hash: bytes  # digest of the whole line, to verify a later read at `offset`
+    # Alone on its line, nothing else there: Pi's loader (JSON.parse per line) reads it. An object
+    # sharing its line with another, or with bytes that are not JSON, is one Pi skips.
+    alone: bool = True
 
 
 @dataclass(slots=True)
@@ -160,10 +163,11 @@ def stream_records(fh: BinaryIO, start: int, first_line: int, limit: int | None,
         if error is not None:
             chunk.bad_lines.append((line_no, error))
         starts = object_offsets(raw) if len(objects) > 1 else [0]
+        alone = len(objects) == 1 and error is None
         for sub, obj in enumerate(objects):
             # Every object's own offset: the second of two joined objects is not at line start.
             yield Record(line_no, offset + (starts[sub] if sub < len(starts) else 0), sub, obj,
-                         line_hash)
+                         line_hash, alone)
 
 
 def iter_lines(fh: BinaryIO, start: int, first_line: int,
