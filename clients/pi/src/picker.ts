@@ -44,6 +44,8 @@ export class EventPicker implements Component {
 	/** The cursor of each page seen so far (page 0: null). */
 	private cursors: (string | null)[] = [null];
 	private nextCursor: string | null = null;
+	/** The page of the latest search (shown once it answers). */
+	private asked = 0;
 	private status = "";
 	private detail: Detail | undefined;
 	private previews = new Map<string, string>();
@@ -61,6 +63,7 @@ export class EventPicker implements Component {
 		readonly pageSize = 8,
 	) {
 		this.input.setValue(initialQuery);
+		this.input.handleInput("\x05"); // ctrl+e: the cursor after the words given to /events
 		this.input.focused = true;
 		this.searching = this.search(0);
 	}
@@ -118,10 +121,12 @@ export class EventPicker implements Component {
 	}
 
 	private turn(step: 1 | -1): void {
-		if (step === 1 && !this.nextCursor) return;
-		if (step === -1 && this.page === 0) return;
-		if (step === 1) this.cursors[this.page + 1] = this.nextCursor;
-		this.searching = this.search(this.page + step);
+		// From the page last asked for: keys may come faster than pages.
+		const from = this.asked;
+		if (step === 1 && !(from === this.page ? this.nextCursor : this.cursors[from + 1])) return;
+		if (step === -1 && from === 0) return;
+		if (step === 1 && from === this.page) this.cursors[from + 1] = this.nextCursor;
+		this.searching = this.search(from + step);
 	}
 
 	/** Typing restarts from page 0, once the keys pause. */
@@ -135,6 +140,7 @@ export class EventPicker implements Component {
 
 	private async search(page: number): Promise<void> {
 		const generation = ++this.generation;
+		this.asked = page;
 		this.status = "searching…";
 		try {
 			const result = await this.source.search(this.query, this.cursors[page] ?? null, this.pageSize);
@@ -180,9 +186,9 @@ export class EventPicker implements Component {
 
 	render(width: number): string[] {
 		const t = this.theme;
-		const rule = (label: string): string => t.fg("border", `── ${label} ${"─".repeat(Math.max(0, width - visibleWidth(label) - 4))}`);
+		const rule = (label: string): string => truncateToWidth(t.fg("border", `── ${label} ${"─".repeat(Math.max(0, width - visibleWidth(label) - 4))}`), width);
 		const fit = (line: string): string => truncateToWidth(line, width);
-		const lines = [truncateToWidth(rule(t.fg("accent", t.bold("Pi events")) + t.fg("muted", " · this project, current session left out")), width)];
+		const lines = [rule(t.fg("accent", t.bold("Pi events")) + t.fg("muted", " · this project, current session left out"))];
 		if (this.detail) {
 			const d = this.detail;
 			lines.push(fit(t.fg("accent", d.title)));
@@ -190,7 +196,7 @@ export class EventPicker implements Component {
 			lines.push(fit(t.fg("dim", `lines ${d.top + 1}-${Math.min(d.lines.length, d.top + 16)} of ${d.lines.length} · ↑↓ pgup/pgdn scroll · esc back · enter insert ref · tab quote`)));
 			return lines;
 		}
-		lines.push(...this.input.render(width).map((l) => `${t.fg("accent", "›")}${truncateToWidth(l, width - 1)}`));
+		lines.push(...this.input.render(width));
 		if (this.hits.length === 0) lines.push(fit(t.fg(this.status && this.status !== "searching…" ? "warning" : "muted", this.status || "No events match.")));
 		for (const [i, hit] of this.hits.entries()) lines.push(this.row(hit, i === this.selected, width));
 		const more = this.nextCursor ? " · pgdn more" : "";
@@ -211,7 +217,7 @@ export class EventPicker implements Component {
 	private row(hit: Hit, selected: boolean, width: number): string {
 		const t = this.theme;
 		const cell = (text: string, w: number): string => truncateToWidth(text, w, "…", true);
-		const kind = cell(kindLabel(hit.kind, hit.toolName, hit.isError), 18);
+		const kind = cell(kindLabel(hit.kind, hit.toolName, hit.isError), 22);
 		const time = cell(shortTime(hit.timestamp).slice(0, 16), 16);
 		const session = cell(hit.sessionName ?? hit.sessionId.slice(0, 8), 20);
 		const snippet = emphasize(markMatches(hit.snippet, hit.matches).replace(/\s+/g, " "), (s) => t.bold(t.fg("accent", s)));
