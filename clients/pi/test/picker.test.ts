@@ -251,6 +251,11 @@ test("in a TUI: keys reach the picker and the frame is drawn", async () => {
 		await settle(picker);
 		await sleep(50); // the TUI's render interval
 		assert.match(plain(term.out), /▸ bash\.command\s+2026-11-2\d/);
+		// The picture: one full redraw of the current state (not the differential updates before it).
+		term.out = "";
+		tui.requestRender(true);
+		await sleep(50);
+		assert.match(plain(term.out), /▸ bash\.command\s+2026-11-27 10:14\s+websocket reconnect\s+\$ npm run build/);
 		if (process.env.PIES_PICKER_FRAME) writeFileSync(process.env.PIES_PICKER_FRAME, term.out);
 		term.input(KEY.enter);
 		assert.equal(results[0]?.action, "ref");
