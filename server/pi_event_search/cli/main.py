@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -147,7 +148,7 @@ def _run(args: argparse.Namespace) -> int:
         ensure_demo(args)
     engine = _engine(args)
     if args.command == "index":
-        return render_text.index(engine, args.watch)
+        return _index(engine, args.watch)
     if args.command == "status":
         status = engine.status(None if args.all else _scope(args))
         _out(status) if args.json else render_text.status(status)
@@ -165,6 +166,22 @@ def _run(args: argparse.Namespace) -> int:
         return cli_file.run(engine, args, _scope(args), _out, UsageError)
     traced = engine.trace(args.ref, _scope(args))
     _out(traced) if args.json else render_text.trace(traced)
+    return 0
+
+
+def _index(engine: Engine, watch: bool) -> int:
+    started = time.monotonic()
+    report = engine.refresh(render_text.progress_printer())
+    changes = ", ".join(f"{n} {k}" for k, n in sorted(report.changed.items())) or "nothing"
+    print(f"indexed {report.files} files in {time.monotonic() - started:.1f}s: {changes}; "
+          f"{report.events} new events, {report.removed} sessions removed", file=sys.stderr)
+    if watch:
+        # Imported here, not above: watchfiles and asyncio cost every other command about 25 ms.
+        # Nothing watch imports comes back here (tests/test_imports.py).
+        from pi_event_search.service.watch import watch_forever
+
+        watch_forever(engine, lambda r: print(
+            f"updated: {r.changed_sessions} sessions, {r.events} new events", file=sys.stderr))
     return 0
 
 

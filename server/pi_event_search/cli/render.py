@@ -1,4 +1,4 @@
-"""Human-readable CLI output (tables, progress lines). JSON output lives in cli.py."""
+"""Human-readable CLI output (tables, progress lines). JSON output lives in cli/main.py."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import time
 
 from pi_event_search.core.wire import Hit, ReadResult, StatusResult, TraceResult
 from pi_event_search.index.indexer import Progress
-from pi_event_search.service.engine import Engine
 
 
 def progress_printer() -> Progress:
@@ -29,22 +28,6 @@ def progress_printer() -> Progress:
         sys.stderr.flush()
 
     return report
-
-
-def index(engine: Engine, watch: bool) -> int:
-    started = time.monotonic()
-    report = engine.refresh(progress_printer())
-    changes = ", ".join(f"{n} {k}" for k, n in sorted(report.changed.items())) or "nothing"
-    print(f"indexed {report.files} files in {time.monotonic() - started:.1f}s: {changes}; "
-          f"{report.events} new events, {report.removed} sessions removed", file=sys.stderr)
-    if watch:
-        # Imported here, not above: watchfiles and asyncio cost every other command about 25 ms.
-        # Nothing watch imports comes back here (tests/test_imports.py).
-        from pi_event_search.service.watch import watch_forever
-
-        watch_forever(engine, lambda r: print(
-            f"updated: {r.changed_sessions} sessions, {r.events} new events", file=sys.stderr))
-    return 0
 
 
 def status(s: StatusResult) -> None:

@@ -13,7 +13,7 @@ import sqlite3
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.eventref import format_ref
 from pi_event_search.core.wire import EventAt
-from pi_event_search.query.hits import source
+from pi_event_search.query.shapes import source
 from pi_event_search.source import jsonl
 
 

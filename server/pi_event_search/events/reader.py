@@ -14,7 +14,7 @@ from pi_event_search.core.errors import InvalidRef, NotFound
 from pi_event_search.core.eventref import Ref, format_ref
 from pi_event_search.core.wire import Fragment, Omitted, ReadEvent, ReadResult
 from pi_event_search.events.neighbours import Row, Tree, neighbours
-from pi_event_search.query.hits import source
+from pi_event_search.query.shapes import source
 from pi_event_search.source import jsonl
 from pi_event_search.source.projection import Omission, project
 

@@ -12,8 +12,9 @@ from typing import Any
 from pi_event_search.core import cursors
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.wire import FileHistoryResult, FileHit
-from pi_event_search.files.filerefs import EVENT_COLUMNS, TargetFile, file_hit, target_file
+from pi_event_search.files.filerefs import TargetFile, file_hit, target_file
 from pi_event_search.index import store, textcodec
+from pi_event_search.query.shapes import EVENT_COLUMNS
 from pi_event_search.source.pitools import FILE_CHANGE_TOOLS, FILE_READ_TOOLS
 
 MAX_LIMIT = 200

@@ -20,8 +20,9 @@ import orjson
 
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.wire import FileHit, LineOriginResult
-from pi_event_search.files.filerefs import EVENT_COLUMNS, TargetFile, file_hit, target_file
+from pi_event_search.files.filerefs import TargetFile, file_hit, target_file
 from pi_event_search.index import textcodec
+from pi_event_search.query.shapes import EVENT_COLUMNS
 from pi_event_search.source import jsonl
 from pi_event_search.source.pitools import FILE_CHANGE_TOOLS
 from pi_event_search.source.projection import HEAD_CHARS

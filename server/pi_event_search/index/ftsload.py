@@ -39,7 +39,7 @@ except ImportError:  # not POSIX: no side load (begin returns None), one writer 
     fcntl = resource = None  # type: ignore[assignment]
 from pi_event_search.core.authz import place_tokens, with_places
 from pi_event_search.index.ftsworker import COMMIT, DELETE, END, INSERT, ROLLBACK, frame
-from pi_event_search.index.prepare import cores
+from pi_event_search.index.readahead import cores
 
 _INSERT = "INSERT INTO fts (rowid, text, meta) VALUES (?,?,?)"
 _DELETE = "INSERT INTO fts (fts, rowid, text, meta) VALUES ('delete', ?, ?, ?)"

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pi_event_search.index import ftsload, store, textcodec
 from pi_event_search.index.filestate import FileRow, known_files, quiet
 from pi_event_search.index.ingest import Outcome, apply_file, mark_stale
-from pi_event_search.index.prepare import ReadAhead, cores, sample_texts
+from pi_event_search.index.prepare import sample_texts
 from pi_event_search.index.progress import Eta
+from pi_event_search.index.readahead import ReadAhead, cores
 from pi_event_search.index.sessions import drop_session
 from pi_event_search.source.discovery import (
     RACY_NS,

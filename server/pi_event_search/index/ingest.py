@@ -14,10 +14,9 @@ from typing import Any
 
 import orjson
 
-from pi_event_search.index import textcodec
+from pi_event_search.index import sessions, textcodec
 from pi_event_search.index.prepare import ParsedFile, parse_open, prepare
 from pi_event_search.index.rows import SessionRows
-from pi_event_search.index.sessions import drop_session, upsert_session
 from pi_event_search.source import jsonl, tree
 from pi_event_search.source.discovery import RACY_NS, Observation
 
@@ -49,7 +48,7 @@ def apply_file(conn: sqlite3.Connection, obs: Observation, session_id: str,
 def mark_stale(conn: sqlite3.Connection, path: str, error: str) -> None:
     """Keep a session's last known-good rows and say why they are no longer current."""
     conn.execute("UPDATE files SET status = 'stale', reason = ? WHERE path = ?", (error, path))
-    conn.execute("UPDATE sessions SET state = 'stale', error = ? WHERE path = ?", (error, path))
+    sessions.mark_stale(conn, path, error)
 
 
 def _apply(conn: sqlite3.Connection, obs: Observation, session_id: str,
@@ -73,8 +72,7 @@ def _apply(conn: sqlite3.Connection, obs: Observation, session_id: str,
             # A file changed within the mtime granularity looks unchanged: check its content.
             racy = time.time_ns() - st.st_mtime_ns < RACY_NS
             if same and (not racy or _appended(fh, st, cp)):
-                conn.execute("UPDATE sessions SET state = 'ok', error = NULL WHERE sid = ?",
-                             (sess["sid"],))
+                sessions.mark_ok(conn, sess["sid"])
                 return Outcome("unchanged")
             if _appended(fh, st, cp):
                 return _append(conn, fh, st, obs, sess["sid"], cp["committed"], cp["lines"])
@@ -106,8 +104,8 @@ def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observa
         raise Stale(parsed.reason or "session header changed while indexing")
     for old in conn.execute("SELECT sid FROM sessions WHERE session_id = ? OR path = ?",
                             (session_id, obs.path)).fetchall():
-        drop_session(conn, old["sid"])
-    sid = upsert_session(conn, header, obs.path)
+        sessions.drop_session(conn, old["sid"])
+    sid = sessions.upsert_session(conn, header, obs.path)
     raw_version = header.get("version")
     version = raw_version if isinstance(raw_version, int) else 1
     batch = SessionRows(conn, sid, jsonl.header_cwd(header), 0, has_ids=version >= 2)
@@ -183,12 +181,7 @@ def _update_states(conn: sqlite3.Connection, sid: int, old: list[tree.Node],
 def _finish(conn: sqlite3.Connection, sid: int, batch: SessionRows, states: tree.States,
             obs: Observation, st: os.stat_result, chunk: jsonl.Chunk, header_hash: bytes | None,
             *, replace: bool) -> None:
-    name_sql = ", name = ?" if batch.name_set else ""
-    params: list[Any] = [states.leaf, batch.seq]
-    if batch.name_set:
-        params.append(batch.name)
-    conn.execute(f"UPDATE sessions SET leaf = ?, entries = ?, state = 'ok', error = NULL{name_sql} "
-                 "WHERE sid = ?", (*params, sid))
+    sessions.set_tip(conn, sid, states.leaf, batch.seq, (batch.name,) if batch.name_set else None)
     bad = [f"line {n}: {why}" for n, why in chunk.bad_lines]
     if replace:
         conn.execute(

@@ -1,4 +1,6 @@
-"""The rows of one session file being applied: built in memory, written with executemany.
+"""The entry rows of one session file being applied (events, fragments, full-text rows,
+relations, calls, file references; the session's own row is sessions.py's): built in memory,
+written with executemany.
 
 Events wait for the session's tree states (known once every entry is read); the bulky rows
 (fragments, their full-text rows, relations, calls, file references) are written as they

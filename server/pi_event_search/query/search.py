@@ -18,9 +18,10 @@ from pi_event_search.core.filters import Filters as Filters  # its home; importe
 from pi_event_search.core.wire import Hit
 from pi_event_search.index import store
 from pi_event_search.query.asof import as_of, unfiltered
-from pi_event_search.query.hits import hit_from_row, snippet
 from pi_event_search.query.parse import Parsed, parse
 from pi_event_search.query.prefixes import expand
+from pi_event_search.query.shapes import EVENT_COLUMNS, hit_from_row
+from pi_event_search.query.snippets import snippet
 
 # bm25 is negative (lower is better); multiplying by a weight > 1 promotes a kind.
 KIND_WEIGHTS = {
@@ -83,12 +84,6 @@ def _file_clause(path: str, params: list[Any]) -> str:
         params += [path, -len(tail), tail]
         cond = "(r.path = ? OR substr(r.path, ?) = ?)"
     return f"EXISTS (SELECT 1 FROM file_refs r WHERE r.eid = e.eid AND {cond})"
-
-
-# What hits.hit_from_row reads (by name).
-_HIT_COLUMNS = (
-    "e.eid, e.entry_id, e.entry_type, e.role, e.tool_name, e.is_error, e.ts, e.line, e.byte_off, "
-    "e.branch_state, e.context_role, e.selection_state, s.session_id, s.cwd, s.name, s.path")
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,7 +268,7 @@ def _hits(conn: sqlite3.Connection, picked: list[Picked], parsed: Parsed, where:
     if not picked:
         return []
     sql = f"""
-      SELECT f.fid AS fid, f.frag AS frag, f.kind AS kind, f.text AS text, {_HIT_COLUMNS}
+      SELECT f.fid AS fid, f.frag AS frag, f.kind AS kind, f.text AS text, {EVENT_COLUMNS}
       FROM fragments f JOIN events e ON e.eid = f.eid JOIN sessions s ON s.sid = e.sid
       WHERE f.fid IN ({','.join('?' * len(picked))}) AND {' AND '.join(where)}"""
     rows = {r["fid"]: r for r in conn.execute(sql, [*(p.fid for p in picked), *params])}
@@ -289,11 +284,10 @@ def _hits(conn: sqlite3.Connection, picked: list[Picked], parsed: Parsed, where:
         # included: its value would tell how often a term occurs there. The score shown is the
         # rank, nothing more.
         terms = None if p.tier else len(parsed.words)
-        hit = hit_from_row(r, score, r["frag"], r["kind"],
-                           snippet(r["text"], words, parsed.prefix, terms, conn))
-        sid = hit["sessionId"]
+        sid = r["session_id"]
         if sid not in names:
-            names[sid] = scope.session_name(conn, sid, hit["sessionName"])
-        hit["sessionName"] = names[sid]
-        hits.append(hit)
+            names[sid] = scope.session_name(conn, sid, r["session_name"])
+        hits.append(hit_from_row(
+            r, fragment_id=r["frag"], kind=r["kind"], score=score, session_name=names[sid],
+            snippet=snippet(r["text"], words, parsed.prefix, terms, conn)))
     return hits
