@@ -51,6 +51,8 @@ export class EventPicker implements Component {
 	private previews = new Map<string, string>();
 	private generation = 0;
 	private timer: NodeJS.Timeout | undefined;
+	/** The query whose hits are shown (the latency bench times keystroke -> this). */
+	answered: string | undefined;
 	/** The last search in flight (tests and the bench await it). */
 	searching: Promise<void> = Promise.resolve();
 
@@ -142,9 +144,11 @@ export class EventPicker implements Component {
 		const generation = ++this.generation;
 		this.asked = page;
 		this.status = "searching…";
+		const query = this.query;
 		try {
-			const result = await this.source.search(this.query, this.cursors[page] ?? null, this.pageSize);
+			const result = await this.source.search(query, this.cursors[page] ?? null, this.pageSize);
 			if (generation !== this.generation) return;
+			this.answered = query;
 			this.hits = result.hits;
 			this.page = page;
 			this.selected = 0;
