@@ -131,9 +131,10 @@ def takeover(servers: list[LspClient], live: Live) -> dict[str, Any]:
 
 
 def newest_token(m: dict[str, Any]) -> str:
-    """A token planted in the newest session file (as Pi's last session)."""
+    """A token planted in the newest session file of at most 16 MB (a bigger one, the corpus's
+    100 MB live session, waits for the bulk load: docs/process-model.md)."""
     files = sorted(Path(m["sessions_dir"]).glob("*/*.jsonl"), key=lambda p: p.stat().st_mtime)
-    newest = files[-1]
+    newest = [f for f in files if f.stat().st_size <= 16 << 20][-1]
     token = f"mpnewest{random.getrandbits(20):05x}"
     with open(newest, "rb") as fh:
         last = orjson.loads(fh.read().splitlines()[-1] or b"{}")
@@ -149,11 +150,12 @@ def cold(m: dict[str, Any], index: Path) -> dict[str, Any]:
     src = sum(p.stat().st_size for p in Path(m["sessions_dir"]).glob("*/*.jsonl"))
     t0 = time.perf_counter()
     c = start(m, index)
-    first = None
+    first = answered = None
     try:
         while True:
             r = c.request("piEvents/search", {"query": token, "limit": 1}, timeout=600)
             now = time.perf_counter() - t0
+            answered = answered or now
             if r["hits"] and first is None:
                 first = now
             if first is not None and r.get("indexing") is None:
@@ -162,7 +164,8 @@ def cold(m: dict[str, Any], index: Path) -> dict[str, Any]:
     finally:
         c.close()
     total = time.perf_counter() - t0
-    return {"source_mb": round(src / 1e6), "first_answer_s": round(first or 0, 2),
+    return {"source_mb": round(src / 1e6), "first_response_s": round(answered or 0, 2),
+            "first_answer_s": round(first or 0, 2),
             "complete_s": round(total, 1), "mb_per_s": round(src / 1e6 / total, 1),
             "loadavg": os.getloadavg()}
 

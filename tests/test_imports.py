@@ -17,7 +17,7 @@ LAYERS: list[set[str]] = [
 LAYER = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
 # Startup costs, not cycles: the CLI loads the language server's stack (pygls, ~250 ms) only for
 # `serve`, and the watcher (watchfiles, asyncio, ~25 ms) only for `index --watch`.
-LAZY_ALLOWED = {("cli.main", "lsp.main"), ("cli.render", "service.watch")}
+LAZY_ALLOWED = {("cli.main", "lsp.main"), ("cli.main", "service.watch")}
 TOP = {"__init__", "__main__"}
 
 

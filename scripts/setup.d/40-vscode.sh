@@ -15,6 +15,17 @@ failed=0
 
 command -v node >/dev/null && command -v npm >/dev/null || { echo "node/npm not found: VS Code tests will skip" >&2; exit 1; }
 
+# node-gyp builds code-server's native modules against Node's headers. Unless an npm config names
+# them (nodedir), it downloads them from nodejs.org, which a fresh HOME behind a firewall cannot:
+# give it the system's headers when Node was installed with them (Debian: /usr/include/node).
+if [ -z "${npm_config_nodedir:-}" ]; then
+  node_prefix=$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")
+  if [ -f "$node_prefix/include/node/common.gypi" ]; then
+    export npm_config_nodedir="$node_prefix"
+    echo "node-gyp: Node's headers from $node_prefix/include/node"
+  fi
+fi
+
 echo "== apt: chromium, fonts, libkrb5-dev (code-server's kerberos module), ripgrep"
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)

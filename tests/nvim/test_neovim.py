@@ -49,7 +49,7 @@ def find_nvim() -> tuple[str | None, str]:
 def find_server() -> tuple[list[str] | None, str]:
     """The server command; None (and why) only while the server is not part of the tree.
     A server that is there but cannot even print its help fails the tests: never a skip."""
-    if not (REPO / "server" / "pi_event_search" / "server.py").exists():
+    if not (REPO / "server" / "pi_event_search" / "lsp" / "server.py").exists():
         return None, "the language server (server/pi_event_search/lsp/server.py) is not there yet"
     exe = Path(sys.executable).parent / "pi-event-search"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "pi_event_search"]

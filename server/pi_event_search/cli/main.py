@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -25,6 +26,7 @@ from pi_event_search.query.search import Filters, StaleCursor
 from pi_event_search.service.engine import Engine
 
 CLI_WAIT = 10.0  # seconds a command waits for another process indexing, then answers as is
+INDEX_WAIT = 3600.0  # seconds `index` waits for another process's pass
 
 
 class UsageError(Exception):
@@ -149,7 +151,7 @@ def _run(args: argparse.Namespace) -> int:
         ensure_demo(args)
     engine = _engine(args)
     if args.command == "index":
-        return render_text.index(engine, args.watch)
+        return _index(engine, args.watch)
     if args.command == "status":
         status = engine.status(None if args.all else _scope(args))
         _out(status) if args.json else render_text.status(status)
@@ -170,6 +172,24 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _index(engine: Engine, watch: bool) -> int:
+    started = time.monotonic()
+    report = engine.refresh_or_wait(render_text.progress_printer(), INDEX_WAIT)
+    if not engine.writer:
+        print(f"pid {engine.writer_pid()} indexes this index; waited for it", file=sys.stderr)
+    changes = ", ".join(f"{n} {k}" for k, n in sorted(report.changed.items())) or "nothing"
+    print(f"indexed {report.files} files in {time.monotonic() - started:.1f}s: {changes}; "
+          f"{report.events} new events, {report.removed} sessions removed", file=sys.stderr)
+    if watch:
+        # Imported here, not above: watchfiles and asyncio cost every other command about 25 ms.
+        # Nothing watch imports comes back here (tests/test_imports.py).
+        from pi_event_search.service.watch import watch_forever
+
+        watch_forever(engine, lambda r: print(
+            f"updated: {r.changed_sessions} sessions, {r.events} new events", file=sys.stderr))
+    return 0
+
+
 def _search(engine: Engine, args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise UsageError("--limit must be at least 1")
@@ -182,9 +202,10 @@ def _search(engine: Engine, args: argparse.Namespace) -> int:
         else args.file)
     page = engine.search(args.query, filters, _scope(args), limit=args.limit, cursor=args.cursor,
                          prefix_last=args.prefix_last)
-    render_text.indexing_note(engine)
+    indexing = engine.indexing()
+    render_text.indexing_note(indexing)
     if args.json:
-        _out({"hits": page.hits, "nextCursor": page.next_cursor, "indexing": engine.indexing()})
+        _out({"hits": page.hits, "nextCursor": page.next_cursor, "indexing": indexing})
     else:
         render_text.hits(page.hits, page.next_cursor)
     return 0

@@ -1,13 +1,12 @@
-"""Human-readable CLI output (tables, progress lines). JSON output lives in cli.py."""
+"""Human-readable CLI output (tables, progress lines). JSON output lives in cli/main.py."""
 
 from __future__ import annotations
 
 import sys
 import time
 
-from pi_event_search.core.wire import Hit, ReadResult, StatusResult, TraceResult
+from pi_event_search.core.wire import Hit, Indexing, ReadResult, StatusResult, TraceResult
 from pi_event_search.index.indexer import Progress
-from pi_event_search.service.engine import Engine
 
 
 def progress_printer() -> Progress:
@@ -31,32 +30,10 @@ def progress_printer() -> Progress:
     return report
 
 
-INDEX_WAIT = 3600.0  # seconds `index` waits for another process's pass (then says how far)
-
-
-def indexing_note(engine: Engine) -> None:
+def indexing_note(state: Indexing | None) -> None:
     """One line on stderr while the index is still being built (docs/protocol.md)."""
-    state = engine.indexing()
     if state is not None:
         print(f"still indexing: {state['percent']}% of sessions", file=sys.stderr)
-
-
-def index(engine: Engine, watch: bool) -> int:
-    started = time.monotonic()
-    report = engine.refresh_or_wait(progress_printer(), INDEX_WAIT)
-    if not engine.writer:
-        print(f"pid {engine.writer_pid()} indexes this index; waited for it", file=sys.stderr)
-    changes = ", ".join(f"{n} {k}" for k, n in sorted(report.changed.items())) or "nothing"
-    print(f"indexed {report.files} files in {time.monotonic() - started:.1f}s: {changes}; "
-          f"{report.events} new events, {report.removed} sessions removed", file=sys.stderr)
-    if watch:
-        # Imported here, not above: watchfiles and asyncio cost every other command about 25 ms.
-        # Nothing watch imports comes back here (tests/test_imports.py).
-        from pi_event_search.service.watch import watch_forever
-
-        watch_forever(engine, lambda r: print(
-            f"updated: {r.changed_sessions} sessions, {r.events} new events", file=sys.stderr))
-    return 0
 
 
 def status(s: StatusResult) -> None:

@@ -13,7 +13,7 @@ import sqlite3
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.eventref import format_ref
 from pi_event_search.core.wire import EventAt
-from pi_event_search.query.hits import source
+from pi_event_search.query.shapes import source
 from pi_event_search.source import jsonl
 
 
@@ -58,9 +58,4 @@ def _session_at(conn: sqlite3.Connection, path: str, scope: Scope) -> sqlite3.Ro
 
 
 def _still_there(at: sqlite3.Row) -> bool:
-    try:
-        with open(at["path"], "rb") as fh:
-            raw = jsonl.read_entry_line(fh, at["byte_off"], at["sub"])
-    except OSError:
-        return False
-    return raw is not None and jsonl.digest(raw) == at["lhash"]
+    return jsonl.read_entry(at["path"], at["byte_off"], at["sub"], at["lhash"]) is not None

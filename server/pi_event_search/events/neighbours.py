@@ -12,13 +12,9 @@ from typing import Any
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.wire import Neighbours
 from pi_event_search.query.asof import as_of
-from pi_event_search.query.hits import node_from_row
+from pi_event_search.query.shapes import EVENT_COLUMNS, event_columns, node_from_row
 
 Row = sqlite3.Row
-# What hits.node_from_row reads, plus what walking the tree needs (eid, sid, seq, parent_id).
-_NODE_COLUMNS = (
-    "e.eid, e.sid, e.seq, e.entry_id, e.parent_id, e.entry_type, e.role, e.kinds, e.ts, "
-    "e.preview, e.branch_state, e.line, e.byte_off, s.session_id, s.path")
 
 
 class Tree:
@@ -29,11 +25,11 @@ class Tree:
         self.where, self.params = scope.event_sql(session_id)
         # The caller's own session: branch states as of its cutoff, in every row read here.
         self.asof = as_of(conn, scope, session_id)
-        self.columns: str = _NODE_COLUMNS
+        self.columns: str = EVENT_COLUMNS
         self.column_params: list[Any] = []
         if self.asof is not None:
             branch, self.column_params = self.asof.branch_column()
-            self.columns = _NODE_COLUMNS.replace("e.branch_state", f"{branch} AS branch_state")
+            self.columns = event_columns(branch)
 
     def _rows(self, cond: str, params: list[Any], order: str = "e.seq",
               limit: int = 1000) -> list[Row]:

@@ -13,7 +13,7 @@ from pi_event_search.core.errors import NotFound
 from pi_event_search.core.eventref import Ref
 from pi_event_search.core.wire import ForkAnchor, Lineage, Relation, TraceResult
 from pi_event_search.events.neighbours import Row, Tree
-from pi_event_search.query.hits import MASKED, node_from_row
+from pi_event_search.query.shapes import MASKED, node_from_row
 
 
 def trace_event(conn: sqlite3.Connection, target: Ref, scope: Scope) -> TraceResult:

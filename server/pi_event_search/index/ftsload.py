@@ -40,7 +40,7 @@ except ImportError:  # not POSIX: no side load (begin returns None), one writer 
 from pi_event_search.core.authz import place_tokens, with_places
 from pi_event_search.index.ftsworker import COMMIT, DELETE, END, INSERT, ROLLBACK, frame
 from pi_event_search.index.fulltext import INSERT_SQL, FullText
-from pi_event_search.index.prepare import cores
+from pi_event_search.index.readahead import cores
 
 _SHADOW = ("fts_data", "fts_idx", "fts_docsize", "fts_config")
 _CATCH_UP_ROWS = 2000

@@ -19,8 +19,9 @@ from pi_event_search.index import progress as progress_mod
 from pi_event_search.index.filestate import FileRow, known_files, quiet
 from pi_event_search.index.fulltext import FullText
 from pi_event_search.index.ingest import Outcome, apply_file, mark_stale
-from pi_event_search.index.prepare import ReadAhead, cores, sample_texts
+from pi_event_search.index.prepare import sample_texts
 from pi_event_search.index.progress import Eta
+from pi_event_search.index.readahead import ReadAhead, cores
 from pi_event_search.index.sessions import drop_session
 from pi_event_search.source.discovery import (
     RACY_NS,
@@ -139,25 +140,38 @@ def _bulk_apply(p: Pass, report: Report) -> ftsload.FtsLoad | None:
     if textcodec.packer(conn) is textcodec.PLAIN:  # the index's first load: a dictionary
         with store.transaction(conn):
             textcodec.train(conn, sample_texts([o.path for o in p.todo]))
-    p.observed.sort(key=lambda o: -o.mtime_ns)
-    todo = {o.path for o in p.todo}
-    budget, cut = FIRST_SLICE_BYTES, len(p.observed)
-    for i, obs in enumerate(p.observed):
-        if obs.path in todo:
-            budget -= obs.size
-            if budget < 0:
-                cut = i
-                break
-    everything, p.observed = p.observed, p.observed[:cut]
+    head, tail = _newest_slice(p.observed, {o.path for o in p.todo})
+    everything, p.observed = p.observed, head
     fresh = not p.known
     p.bulk = not fresh  # the slice commits as often as a refresh does: it answers soonest
     _apply_all(p, report)
-    p.observed, p.bulk = everything[cut:], True
+    p.observed, p.bulk = tail, True
     load = ftsload.begin(conn, first=fresh)
     p.fulltext = load or FullText(conn)
     _apply_all(p, report)
     p.observed = everything
     return load
+
+
+def _newest_slice(observed: list[Observation], todo: set[str]
+                  ) -> tuple[list[Observation], list[Observation]]:
+    """The newest files to apply, up to FIRST_SLICE_BYTES (a file bigger than that on its own, such
+    as a 100 MB live session, waits for the bulk load: it would hold the first commit back), and
+    the rest, newest first."""
+    head: list[Observation] = []
+    tail: list[Observation] = []
+    budget = FIRST_SLICE_BYTES
+    for obs in sorted(observed, key=lambda o: -o.mtime_ns):
+        if obs.path in todo and obs.size <= budget:
+            head.append(obs)
+            budget -= obs.size
+        elif obs.path in todo:
+            tail.append(obs)
+            if obs.size <= FIRST_SLICE_BYTES:
+                budget = 0  # the slice is full: the head stays the newest sessions in a row
+        else:
+            head.append(obs)  # unchanged and not sessions: nothing to load, cheap either way
+    return head, tail
 
 
 def _end_bulk(conn: sqlite3.Connection, load: ftsload.FtsLoad | None, progress: Progress | None,
@@ -267,6 +281,7 @@ def _apply_all(p: Pass, report: Report) -> None:
                   f"{p.ahead.cpu if p.ahead else 0:.2f} s, bulk {p.bulk}", file=sys.stderr)
     for outcome in p.outcomes.values():
         report.count(outcome)
+    p.outcomes.clear()  # a first index applies in two slices: each counted once
 
 
 def _apply_one(p: Pass, batch: store.WriteBatch, obs: Observation) -> None:

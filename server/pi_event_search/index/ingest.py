@@ -14,11 +14,10 @@ from typing import Any
 
 import orjson
 
-from pi_event_search.index import textcodec
+from pi_event_search.index import sessions, textcodec
 from pi_event_search.index.fulltext import FullText
 from pi_event_search.index.prepare import ParsedFile, parse_open, prepare
 from pi_event_search.index.rows import SessionRows
-from pi_event_search.index.sessions import drop_session, upsert_session
 from pi_event_search.source import jsonl, tree
 from pi_event_search.source.discovery import RACY_NS, Observation
 
@@ -50,7 +49,7 @@ def apply_file(conn: sqlite3.Connection, fts: FullText, obs: Observation, sessio
 def mark_stale(conn: sqlite3.Connection, path: str, error: str) -> None:
     """Keep a session's last known-good rows and say why they are no longer current."""
     conn.execute("UPDATE files SET status = 'stale', reason = ? WHERE path = ?", (error, path))
-    conn.execute("UPDATE sessions SET state = 'stale', error = ? WHERE path = ?", (error, path))
+    sessions.mark_stale(conn, path, error)
 
 
 def _apply(conn: sqlite3.Connection, fts: FullText, obs: Observation, session_id: str,
@@ -74,8 +73,7 @@ def _apply(conn: sqlite3.Connection, fts: FullText, obs: Observation, session_id
             # A file changed within the mtime granularity looks unchanged: check its content.
             racy = time.time_ns() - st.st_mtime_ns < RACY_NS
             if same and (not racy or _appended(fh, st, cp)):
-                conn.execute("UPDATE sessions SET state = 'ok', error = NULL WHERE sid = ?",
-                             (sess["sid"],))
+                sessions.mark_ok(conn, sess["sid"])
                 return Outcome("unchanged")
             if _appended(fh, st, cp):
                 return _append(conn, fts, fh, st, obs, sess["sid"], cp["committed"],
@@ -108,8 +106,8 @@ def _rebuild(conn: sqlite3.Connection, fts: FullText, fh: Any, st: os.stat_resul
         raise Stale(parsed.reason or "session header changed while indexing")
     for old in conn.execute("SELECT sid FROM sessions WHERE session_id = ? OR path = ?",
                             (session_id, obs.path)).fetchall():
-        drop_session(conn, fts, old["sid"])
-    sid = upsert_session(conn, header, obs.path)
+        sessions.drop_session(conn, fts, old["sid"])
+    sid = sessions.upsert_session(conn, header, obs.path)
     raw_version = header.get("version")
     version = raw_version if isinstance(raw_version, int) else 1
     batch = SessionRows(conn, fts, sid, jsonl.header_cwd(header), 0, has_ids=version >= 2)
@@ -144,7 +142,8 @@ def _append(conn: sqlite3.Connection, fts: FullText, fh: Any, st: os.stat_result
                  for r in conn.execute(
                      "SELECT seq, entry_id, parent_id, entry_type, facts FROM events "
                      "WHERE sid = ? ORDER BY seq", (sid,))]
-        batch.has_ids = batch.has_ids and not any(n.entry_id.startswith("v1~") for n in nodes)
+        batch.has_ids = batch.has_ids and not any(
+            n.entry_id.startswith("v1~") and not tree.skipped(n) for n in nodes)
         states = tree.compute(nodes + batch.nodes, batch.walkable)
         _update_states(conn, sid, nodes, states)
     batch.write(states)
@@ -159,7 +158,8 @@ def _extended(conn: sqlite3.Connection, sid: int, leaf: str | None, batch: Sessi
     new = batch.nodes
     if not new or not batch.has_ids or leaf is None or leaf.startswith("v1~"):
         return None
-    if new[0].parent_id != leaf or any(n.entry_type == "compaction" for n in new) or any(
+    if new[0].parent_id != leaf or any(n.entry_type == "compaction" or tree.skipped(n)
+                                       for n in new) or any(
             b.parent_id != a.entry_id for a, b in zip(new, new[1:], strict=False)):
         return None
     row = conn.execute("SELECT branch_state FROM events WHERE sid = ? AND entry_id = ?",
@@ -186,12 +186,7 @@ def _update_states(conn: sqlite3.Connection, sid: int, old: list[tree.Node],
 def _finish(conn: sqlite3.Connection, sid: int, batch: SessionRows, states: tree.States,
             obs: Observation, st: os.stat_result, chunk: jsonl.Chunk, header_hash: bytes | None,
             *, replace: bool) -> None:
-    name_sql = ", name = ?" if batch.name_set else ""
-    params: list[Any] = [states.leaf, batch.seq]
-    if batch.name_set:
-        params.append(batch.name)
-    conn.execute(f"UPDATE sessions SET leaf = ?, entries = ?, state = 'ok', error = NULL{name_sql} "
-                 "WHERE sid = ?", (*params, sid))
+    sessions.set_tip(conn, sid, states.leaf, batch.seq, (batch.name,) if batch.name_set else None)
     bad = [f"line {n}: {why}" for n, why in chunk.bad_lines]
     if replace:
         conn.execute(

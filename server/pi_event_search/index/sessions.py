@@ -1,4 +1,6 @@
-"""Session rows: creating one from a header, dropping one with everything that hangs off it."""
+"""The sessions table: a session's row created from its header, its state and tip updated as its
+file is applied, the row dropped with everything that hangs off it. (A session's entry rows are
+rows.py's; the files table, a file's checkpoint, is ingest.py's.)"""
 
 from __future__ import annotations
 
@@ -25,6 +27,24 @@ def upsert_session(conn: sqlite3.Connection, header: dict[str, Any], path: str) 
         (header["id"], path, cwd, canonical(cwd), version, created, parent))
     assert cur.lastrowid is not None
     return cur.lastrowid
+
+
+def mark_ok(conn: sqlite3.Connection, sid: int) -> None:
+    conn.execute("UPDATE sessions SET state = 'ok', error = NULL WHERE sid = ?", (sid,))
+
+
+def mark_stale(conn: sqlite3.Connection, path: str, error: str) -> None:
+    """The rows stay (last known good); the state says why they are no longer current."""
+    conn.execute("UPDATE sessions SET state = 'stale', error = ? WHERE path = ?", (error, path))
+
+
+def set_tip(conn: sqlite3.Connection, sid: int, leaf: str | None, entries: int,
+            name: tuple[str | None] | None) -> None:
+    """After applying entries: the leaf, the entry count, and the name when an entry set one
+    (`name`: a 1-tuple, since None is a name too: a cleared one)."""
+    extra, params = (", name = ?", [name[0]]) if name is not None else ("", [])
+    conn.execute(f"UPDATE sessions SET leaf = ?, entries = ?, state = 'ok', error = NULL{extra} "
+                 "WHERE sid = ?", (leaf, entries, *params, sid))
 
 
 def drop_session(conn: sqlite3.Connection, fts: FullText, sid: int) -> None:

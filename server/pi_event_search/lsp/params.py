@@ -156,9 +156,8 @@ def file_params(params: Any, *, line: bool = False) -> FileParams:
     uri = _str(d, "uri")
     if not uri:
         raise BadParams("uri is required (a file:// URI)")
-    parsed = urlparse(uri)
-    path = unquote(parsed.path)
-    if parsed.scheme != "file" or not path.startswith("/"):
+    path = file_path(uri)
+    if path is None or not path.startswith("/"):
         raise BadParams(f"uri must be an absolute file:// URI, not {uri[:200]!r}")
     if line and "line" not in d:
         raise BadParams("line is required (0-based)")
@@ -179,7 +178,7 @@ def event_at_params(params: Any) -> EventAtParams:
     if (uri is None) == (path is None):
         raise BadParams("give uri or path (not both)")
     if uri is not None:
-        path = _file_path(uri)
+        path = file_path(uri)
     if path is not None and (not path.startswith("/") or "\x00" in path):
         raise BadParams("path must be absolute")
     if "line" not in d:
@@ -187,7 +186,8 @@ def event_at_params(params: Any) -> EventAtParams:
     return EventAtParams(path, _int(d, "line", 0, 0, 1 << 31), current_session(d))
 
 
-def _file_path(uri: str) -> str | None:
+def file_path(uri: str) -> str | None:
+    """The local path a file:// URI names; None for another scheme or another host."""
     parsed = urlparse(uri)
     if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
         return None

@@ -15,7 +15,6 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import unquote, urlparse
 
 import attrs
 from lsprotocol import converters
@@ -37,6 +36,7 @@ from pi_event_search.core.errors import EngineError
 from pi_event_search.core.wire import IndexChanged
 from pi_event_search.index.indexer import Report
 from pi_event_search.lsp import settings
+from pi_event_search.lsp.params import file_path
 from pi_event_search.service.engine import OPENING, Engine, IndexRefused
 from pi_event_search.service.lease import POLL as LEASE_POLL
 from pi_event_search.service.watch import watch_async
@@ -103,11 +103,6 @@ class PiEventProtocol(LanguageServerProtocol):
         super().handle_message(message)
 
 
-def uri_path(uri: str) -> str | None:
-    parsed = urlparse(uri)
-    return unquote(parsed.path) if parsed.scheme == "file" else None
-
-
 class PiEventServer(LanguageServer):
     def __init__(self, index_path: Path | None, extra_dirs: list[str]) -> None:
         super().__init__("pi-event-search", __version__, converter_factory=_plain_dicts,
@@ -150,10 +145,10 @@ class PiEventServer(LanguageServer):
     def roots(self) -> list[str]:
         if self.settings.roots:
             return list(self.settings.roots)
-        folders = [uri_path(f.uri) for f in self.workspace.folders.values()]
+        folders = [file_path(f.uri) for f in self.workspace.folders.values()]
         paths = [p for p in folders if p]
         if not paths and self.workspace.root_uri and not self.folders_given:
-            root = uri_path(self.workspace.root_uri)
+            root = file_path(self.workspace.root_uri)
             paths = [root] if root else []
         return paths
 

@@ -84,15 +84,14 @@ class Engine:
         self.index_path = index_path
         self.dirs = dirs
         self.lease = Lease(index_path)
-        self.conn: sqlite3.Connection | None = None  # the write connection, while the writer
+        self._conn: sqlite3.Connection | None = None  # the write connection, while the writer
         self._write_lock = threading.Lock()
         self._local = threading.local()
-        # The first process to open an index writes it: the lease is tried before the file can
-        # exist, so that whoever creates the index also indexes it.
         index_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._users = locks.try_lock(Path(f"{index_path}.users"), shared=True)  # in use
-        if not self.take_writer():
-            store.connect(index_path).close()  # the schema exists and is current (or IndexBusy)
+        # The schema exists and is current (or IndexBusy). The lease is taken only by a process
+        # about to write (a pass, a server's background task): one that only reads never holds it.
+        store.connect(index_path).close()
 
     @staticmethod
     def open(index_path: Path | None, extra_dirs: list[str]) -> Engine:
@@ -113,16 +112,23 @@ class Engine:
     # -- roles -----------------------------------------------------------------------------
     @property
     def writer(self) -> bool:
-        return self.conn is not None
+        return self._conn is not None
+
+    @property
+    def conn(self) -> sqlite3.Connection | None:
+        """The write connection (taking the lease if it is free); None while another process
+        writes."""
+        self.take_writer()
+        return self._conn
 
     def take_writer(self) -> bool:
         """Become the index's writer if no other process is (never waits)."""
-        if self.conn is not None:
+        if self._conn is not None:
             return True
         if not self.lease.try_take():
             return False
         try:
-            self.conn = store.connect(self.index_path)
+            self._conn = store.connect(self.index_path)
         except BaseException:
             self.lease.release()
             raise
@@ -160,8 +166,8 @@ class Engine:
         with self._write_lock:
             if not self.take_writer():
                 return self._as_read()
-            assert self.conn is not None
-            return indexer.refresh(self.conn, self.dirs, progress)
+            assert self._conn is not None
+            return indexer.refresh(self._conn, self.dirs, progress)
 
     def refresh_or_wait(self, progress: indexer.Progress | None, seconds: float
                         ) -> indexer.Report:
@@ -181,10 +187,11 @@ class Engine:
         when it is still the indexed session file, and without waiting long for an indexing
         pass that holds the index (the watcher or the next pass catches the change). Only the
         writer does; a reader answers from what the writer has committed."""
-        if self.conn is None or not self._write_lock.acquire(timeout=READ_REFRESH_WAIT):
+        conn = self._conn
+        if conn is None or not self._write_lock.acquire(timeout=READ_REFRESH_WAIT):
             return
         try:
-            indexer.refresh_paths(self.conn, {path})
+            indexer.refresh_paths(conn, {path})
         finally:
             self._write_lock.release()
 
@@ -195,9 +202,10 @@ class Engine:
             if not self.take_writer():
                 self.wait_indexed(paths or None, REINDEX_WAIT)
                 return self._as_read()
-            assert self.conn is not None
-            report = indexer.refresh_paths(self.conn, paths) if paths else None
-            return report if report is not None else indexer.refresh(self.conn, self.dirs)
+            conn = self._conn
+            assert conn is not None
+            report = indexer.refresh_paths(conn, paths) if paths else None
+            return report if report is not None else indexer.refresh(conn, self.dirs)
 
     def wait_indexed(self, paths: set[str] | None, seconds: float) -> bool:
         """Wait until the index holds these files as they are now (None: every session file of
@@ -261,9 +269,9 @@ class Engine:
         return line_origin(self.reader(), path, line_text, scope)
 
     def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
         self.lease.release()
         if self._users is not None:
             locks.unlock(self._users)

@@ -1,7 +1,8 @@
-"""The JSON shape of hits and nodes, and bounded snippets with exact match offsets.
+"""Snippets: a bounded window of an evidence text around its matches, with exact match offsets.
 
 Snippets are cut from the indexed text, whitespace collapsed, never paraphrased. Match offsets are
-Unicode code points into the snippet.
+Unicode code points into the snippet. Search marks the query's words; file evidence marks one
+literal text (a path, a line), through the same window and cut.
 """
 
 from __future__ import annotations
@@ -12,10 +13,7 @@ import sqlite3
 import unicodedata
 from collections.abc import Collection, Iterator
 from functools import lru_cache
-from pathlib import Path
 
-from pi_event_search.core.eventref import format_ref
-from pi_event_search.core.wire import Hit, Masked, Node, Source
 from pi_event_search.index import textcodec
 
 SNIPPET_CHARS = 200
@@ -28,34 +26,6 @@ _OPEN, _CLOSE = "\x01", "\x02"
 _TOKEN = re.compile(r"[^\W_]+")
 
 
-def source(path: str, line: int, byte_off: int) -> Source:
-    return {"path": path, "uri": _uri(path), "line": line, "byteOffset": byte_off}
-
-
-@lru_cache(maxsize=4096)
-def _uri(path: str) -> str:
-    """A page of hits names few files, each many times; pathlib's as_uri is not cheap."""
-    return Path(path).as_uri()
-
-
-def hit_from_row(row: sqlite3.Row, score: float, frag: str, kind: str,
-                 snippet: tuple[str, list[list[int]]]) -> Hit:
-    """A hit from an events row joined to its session (entry_id, entry_type, role, tool_name,
-    is_error, ts, line, byte_off, branch_state, context_role, selection_state, session_id, cwd,
-    name, path)."""
-    text, matches = snippet
-    return {
-        "ref": format_ref(row["session_id"], row["entry_id"]), "sessionId": row["session_id"],
-        "entryId": row["entry_id"], "fragmentId": frag, "kind": kind,
-        "entryType": row["entry_type"], "role": row["role"], "toolName": row["tool_name"],
-        "isError": bool(row["is_error"]), "timestamp": row["ts"],
-        "snippet": text, "matches": matches, "score": round(float(score), 4),
-        "cwd": row["cwd"], "sessionName": row["name"], "branchState": row["branch_state"],
-        "contextRole": row["context_role"], "selectionState": row["selection_state"],
-        "source": source(row["path"], row["line"], row["byte_off"]),
-    }
-
-
 def snippet(stored: str | bytes, words: Collection[str], prefix: str | None,
             terms: int | None = None, conn: sqlite3.Connection | None = None
             ) -> tuple[str, list[list[int]]]:
@@ -65,6 +35,14 @@ def snippet(stored: str | bytes, words: Collection[str], prefix: str | None,
     folded = frozenset(fold(w) for w in words)
     finder = _Finder(folded, fold(prefix) if prefix is not None else None)
     text, spans = _scan(stored, finder, terms, conn)
+    return collapse(_mark(text, spans))
+
+
+def snippet_at(text: str, mark: str | None) -> tuple[str, list[list[int]]]:
+    """Snippet of `text` around the first occurrence of `mark` (a path, a line), which is its
+    one match; no occurrence: the text's start, unmatched."""
+    at = text.find(mark) if mark else -1
+    spans = [(at, at + len(mark), mark)] if mark and at >= 0 else []
     return collapse(_mark(text, spans))
 
 
@@ -215,7 +193,7 @@ def _densest(spans: list[tuple[int, int, str]]) -> tuple[int, int]:
 def _mark(text: str, spans: list[tuple[int, int, str]]) -> str:
     """A window of the text around the densest matches, matches wrapped in markers."""
     if not spans:
-        return text[:WINDOW]
+        return text[:WINDOW] + ("…" if len(text) > WINDOW else "")
     first = spans[_densest(spans)[0]][0]
     begin = max(0, first - WINDOW // 5)
     while begin > 0 and not text[begin - 1].isspace() and first - begin < WINDOW // 3:
@@ -224,8 +202,9 @@ def _mark(text: str, spans: list[tuple[int, int, str]]) -> str:
     parts = ["…" if begin > 0 else ""]
     pos = begin
     for s, e, _ in spans:
-        if s < begin or e > end:
+        if s < begin or s >= end:
             continue
+        e = min(e, end)  # a long match (a whole line) is cut with the window
         parts += [text[pos:s], _OPEN, text[s:e], _CLOSE]
         pos = e
     parts += [text[pos:end], "…" if end < len(text) else ""]
@@ -260,19 +239,3 @@ def collapse(marked: str) -> tuple[str, list[list[int]]]:
     shift = len(lead) - begin
     kept = [[s + shift, min(e, end) + shift] for s, e in matches if s >= begin and s < end]
     return cut, kept
-
-
-def node_from_row(row: sqlite3.Row) -> Node:
-    """A node from an events row joined to its session (entry_id, entry_type, role, kinds, ts,
-    preview, branch_state, line, byte_off, session_id, path)."""
-    kinds = row["kinds"]
-    return {
-        "ref": format_ref(row["session_id"], row["entry_id"]), "sessionId": row["session_id"],
-        "entryId": row["entry_id"], "entryType": row["entry_type"], "role": row["role"],
-        "kind": (kinds.split(",")[0] or None) if kinds else None, "timestamp": row["ts"],
-        "preview": row["preview"], "branchState": row["branch_state"],
-        "source": source(row["path"], row["line"], row["byte_off"]),
-    }
-
-
-MASKED: Masked = {"masked": True}
