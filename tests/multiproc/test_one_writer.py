@@ -193,6 +193,7 @@ def test_default_index_names_carry_the_schema_version(tmp_path: Path,
     older.write_bytes(b"")
     engine = Engine.open(None, [])
     try:
+        assert engine.take_writer()  # the writer removes what is no longer used
         assert engine.index_path == cache / f"index-v{store.SCHEMA_VERSION}.sqlite3"
         assert not older.exists(), "an older version's index nobody uses is removed"
     finally:
