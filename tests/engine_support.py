@@ -10,6 +10,7 @@ from typing import Any
 
 from pi_event_search.cli.main import main
 from pi_event_search.core.authz import Scope
+from pi_event_search.index import store
 from pi_event_search.query.search import Filters
 from pi_event_search.service.engine import Engine
 
@@ -21,8 +22,10 @@ def engine(index: Path, extra: list[str] | None = None) -> Engine:
 
 
 def snapshot(e: Engine) -> list[tuple[Any, ...]]:
-    """Everything that defines the index's content, independent of row ids."""
-    conn = e.conn
+    """Everything that defines the index's content, independent of row ids. (FTS5's
+    integrity-check is written as an INSERT: a connection that may write, without the lease
+    when another process holds it; it changes nothing.)"""
+    conn = e.conn or store.connect(e.index_path)
     rows = conn.execute(
         "SELECT s.session_id, e.entry_id, e.parent_id, e.seq, e.line, e.byte_off, e.entry_type, "
         "e.role, e.tool_name, e.is_error, e.branch_state, e.selection_state, e.context_role, "

@@ -153,9 +153,9 @@ def full_state(index: Path) -> tuple[Any, ...]:
 
     e = Engine(index, [])
     try:
-        files = e.conn.execute("SELECT path, status, session_id, committed, lines, bad_lines, "
+        files = e.reader().execute("SELECT path, status, session_id, committed, lines, bad_lines, "
                                "canonical_path FROM files ORDER BY path").fetchall()
-        sessions = e.conn.execute("SELECT session_id, path, state, entries, name, leaf, cwd "
+        sessions = e.reader().execute("SELECT session_id, path, state, entries, name, leaf, cwd "
                                   "FROM sessions ORDER BY session_id").fetchall()
         return (snapshot(e), files, sessions)
     finally:

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from builder import sample_session
+from pi_event_search.index import store
 from reliability.relsupport import FIGURES, RawLsp
 from support import PiHome, tree_digest
 
@@ -29,7 +30,8 @@ def _mode(path: Path) -> int:
 
 
 def _index_files(index: Path) -> list[Path]:
-    return [p for p in (index, Path(f"{index}-wal"), Path(f"{index}-shm")) if p.exists()]
+    return [p for p in (Path(f"{index}{x}") for x in ("", "-wal", "-shm", ".writer", ".users",
+                                                     ".open.lock")) if p.exists()]
 
 
 @pytest.mark.parametrize("umask", [0o000, 0o022, 0o077])
@@ -41,7 +43,7 @@ def test_cli_creates_a_private_index(pi_home: PiHome, umask: int) -> None:
     proc = subprocess.run([sys.executable, "-m", "pi_event_search", "index"], env=env, umask=umask,
                           capture_output=True, timeout=120)
     assert proc.returncode == 0, proc.stderr.decode()
-    index = cache / "pi-event-search" / "index.sqlite3"
+    index = cache / "pi-event-search" / f"index-v{store.SCHEMA_VERSION}.sqlite3"
     assert _mode(index.parent) == 0o700
     files = _index_files(index)
     assert index in files

@@ -15,6 +15,10 @@ from pi_event_search.index import locks
 
 POLL = 0.2  # seconds between a follower's tries: takeover within this after the writer dies
 
+# The lease belongs to a process, not to an engine: several engines of one process on one index
+# (a library user, the tests) share it. Lock path -> [descriptor, engines holding it].
+_HELD: dict[str, list[int]] = {}
+
 
 class Lease:
     def __init__(self, index_path: Path) -> None:
@@ -29,18 +33,29 @@ class Lease:
         """Take the lease if nobody holds it (never waits)."""
         if self.fd is not None:
             return True
+        held = _HELD.get(str(self.path))
+        if held is not None:
+            held[1] += 1
+            self.fd = held[0]
+            return True
         fd = locks.try_lock(self.path)
         if fd is None:
             return False
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
+        _HELD[str(self.path)] = [fd, 1]
         self.fd = fd
         return True
 
     def release(self) -> None:
-        if self.fd is not None:
-            fd, self.fd = self.fd, None
-            locks.unlock(fd)
+        if self.fd is None:
+            return
+        self.fd = None
+        held = _HELD[str(self.path)]
+        held[1] -= 1
+        if held[1] == 0:
+            del _HELD[str(self.path)]
+            locks.unlock(held[0])
 
     def holder(self) -> int | None:
         """The writer's pid, or None when no process holds the lease."""
