@@ -121,7 +121,7 @@ def _open(uri: str) -> sqlite3.Connection:
 
 
 def _ready(conn: sqlite3.Connection) -> bool:
-    wal = conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    wal = conn.execute("PRAGMA journal_mode").fetchone()["journal_mode"] == "wal"
     return wal and _ours_and_current(conn)
 
 
@@ -132,7 +132,7 @@ def _create(conn: sqlite3.Connection, path: Path) -> None:
     schema (DDL is transactional): the next one starts again."""
     fd = locks.wait_lock(Path(f"{path}.open.lock"), OPEN_WAIT, f"creating the index {path}")
     try:
-        if conn.execute("PRAGMA page_count").fetchone()[0] == 0:
+        if conn.execute("PRAGMA page_count").fetchone()["page_count"] == 0:
             # Only a new file can switch, and before WAL (later, only VACUUM could): pages freed
             # by a bulk load's final merge go back to the file system instead of staying there.
             conn.execute("PRAGMA auto_vacuum = INCREMENTAL")

@@ -147,7 +147,7 @@ class Engine:
         if conn is None:
             conn = self._local.conn = store.connect(self.index_path, readonly=True)
             self._local.version = None
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        version = conn.execute("PRAGMA data_version").fetchone()["data_version"]
         if version != self._local.version:
             textcodec.load(conn)
             self._local.version = version
