@@ -227,7 +227,7 @@ def test_inflections_through_the_cli(inflections):
 
 
 def test_a_full_window_ranks_by_kind_and_length_and_pages_cleanly(pi_home):
-    """More than CANDIDATES matching fragments: the window is ranked without bm25 (README)."""
+    """More than CANDIDATES matching fragments: the window is ranked without bm25 (design.md)."""
     from pi_event_search.query.ranking import CANDIDATES
 
     sb = SessionBuilder(pi_home.sessions, "/home/dev/full")

@@ -6,75 +6,15 @@ clients/pi and the real server. Every assertion reads the session JSONL that Pi 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
+from pihelp import EXT, FAKE_MODEL, RUN_TIMEOUT, WORD, Project, pi_cli
 
 from builder import SessionBuilder, encoded_dir
-
-REPO = Path(__file__).resolve().parents[2]
-EXT = REPO / "clients" / "pi"
-PI_PKG = EXT / "node_modules" / "@mariozechner" / "pi-coding-agent"
-FAKE_MODEL = Path(__file__).with_name("fake-model.ts")
-WORD = "zebracorn"
-RUN_TIMEOUT = 150  # a hung turn fails the test here instead of hanging the suite
-
-
-def pi_cli() -> Path:
-    if shutil.which("node") is None:
-        pytest.skip("node not found")
-    pkg = PI_PKG / "package.json"
-    if not pkg.exists():
-        pytest.skip("Pi is not installed in clients/pi/node_modules: run scripts/setup.d/50-pi.sh")
-    version = json.loads(pkg.read_text())["version"]
-    assert version == "0.73.1", f"clients/pi pins Pi 0.73.1, found {version}"
-    return PI_PKG / "dist" / "cli.js"
-
-
-@dataclass
-class Project:
-    tmp: Path
-    root: Path
-    other: Path
-    agent: Path
-    earlier: SessionBuilder
-    elsewhere: SessionBuilder
-    earlier_hit: str  # entry id of the earlier session's failing bash run
-
-    def env(self, path: str | None = None) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "XDG_"))}
-        server_bin = str(Path(sys.executable).parent)  # pi-event-search of this checkout
-        env.update(PI_CODING_AGENT_DIR=str(self.agent), HOME=str(self.tmp / "home"),
-                   XDG_CACHE_HOME=str(self.tmp / "cache"),
-                   PI_EVENT_SEARCH_INDEX=str(self.tmp / "index.sqlite3"),
-                   PATH=path if path is not None else f"{server_bin}:{env.get('PATH', '')}")
-        return env
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Project:
-    root, other, agent = tmp_path / "proj", tmp_path / "other", tmp_path / "agent"
-    for d in (root / "sub", other, agent, tmp_path / "home"):
-        d.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    sessions = agent / "sessions"
-    # Recorded at the Git root: visible to a Pi started in root/sub only through the Git rule.
-    earlier = SessionBuilder(sessions, str(root))
-    earlier.session_info("fix the build")
-    earlier.user(f"the {WORD} build is broken, find out why")
-    earlier.assistant("Running it.", tool_calls=[("c1", "bash", {"command": "npm run build"})])
-    hit = earlier.tool_result("c1", "bash", f"npm ERR! {WORD} module missing", is_error=True)
-    earlier.assistant("It needs the module installed.")
-    elsewhere = SessionBuilder(sessions, str(other))
-    elsewhere.user(f"{WORD} in another project entirely")
-    elsewhere.assistant(f"Yes, {WORD} there too.")
-    return Project(tmp_path, root, other, agent, earlier, elsewhere, hit)
 
 
 def run_pi(p: Project, turns: list[dict[str, Any]], prompt: str, path: str | None = None,
@@ -250,15 +190,22 @@ def test_sessions_in_a_custom_session_dir_are_found(project: Project) -> None:
         f"pi-event:{kept.session_id}/{hit}"]
 
 
-def test_missing_server_is_a_tool_error_not_a_hang(project: Project) -> None:
-    node_dir = str(Path(shutil.which("node") or "/usr/bin/node").parent)
+def test_no_server_and_no_python_says_exactly_what_to_install(project: Project) -> None:
+    """No server anywhere, and no Python to install one with: the tool error names the packages."""
+    bare = project.tmp / "bare-bin"  # node and git only
+    bare.mkdir()
+    for tool in ("node", "git"):
+        (bare / tool).symlink_to(shutil.which(tool) or f"/usr/bin/{tool}")
     turns = [{"calls": [{"name": "event_search", "args": {"query": WORD}}]}, {"text": "done"}]
-    done, entries = run_pi(project, turns, "search please", path=f"{node_dir}:/usr/bin:/bin")
+    done, entries = run_pi(project, turns, "search please", path=str(bare))
     assert done.returncode == 0, done.stderr[-3000:]
     _, _, result = Transcript(entries).result(0)
     assert result["isError"] is True
     text = text_of(result)
-    assert "not installed" in text and "PI_EVENT_SEARCH_SERVER" in text, text
+    assert "needs Python 3.11 or newer" in text and "sudo apt install python3 python3-venv" in text, text
+    assert "eventSearch.server" in text, text
+    assert not (project.tmp / "home" / ".local" / "share" / "pi-event-search" / "pi-extension"
+                / "installed.json").exists()
 
 
 def test_server_that_never_answers_times_out_with_the_install_hint(project: Project) -> None:
@@ -271,4 +218,4 @@ def test_server_that_never_answers_times_out_with_the_install_hint(project: Proj
     assert done.returncode == 0, done.stderr[-3000:]
     _, _, result = Transcript(entries).result(0)
     assert result["isError"] is True
-    assert "did not answer" in text_of(result) and "Install" in text_of(result), text_of(result)
+    assert "did not answer" in text_of(result) and "pi install" in text_of(result), text_of(result)

@@ -37,7 +37,8 @@ function clip(text: string, max: number): string {
 	return chars.length <= max ? oneLine : `${chars.slice(0, max - 1).join("")}…`;
 }
 
-function what(kind: string | null | undefined, tool: string | null | undefined, isError: boolean | null | undefined): string {
+/** "tool.result bash error" */
+export function kindLabel(kind: string | null | undefined, tool: string | null | undefined, isError: boolean | null | undefined): string {
 	return [kind ?? "event", tool ?? "", isError ? "error" : ""].filter(Boolean).join(" ");
 }
 
@@ -62,7 +63,7 @@ function where(name: string | null | undefined, cwd: string | null | undefined):
 
 export function hitBlock(hit: Hit, n: number): string {
 	return [
-		`[${n}] ${hit.ref} · ${what(hit.kind, hit.toolName, hit.isError)} · ${shortTime(hit.timestamp)}`,
+		`[${n}] ${hit.ref} · ${kindLabel(hit.kind, hit.toolName, hit.isError)} · ${shortTime(hit.timestamp)}`,
 		`    ${where(hit.sessionName, hit.cwd)} · ${treeState(hit.branchState, hit.selectionState)}`,
 		`    ${markMatches(hit.snippet, hit.matches)}`,
 	].join("\n");
@@ -86,9 +87,16 @@ export interface Formatted {
 	cut: boolean;
 }
 
+/** Said after the hits while the index is incomplete: these are the hits so far. */
+export function indexingNote(result: SearchResult, stillIndexing?: boolean): string {
+	const i = result.indexing;
+	if (i) return `\n(still indexing: ${i.percent}% of sessions, ${i.sessionsIndexed} of ${i.sessionsTotal}; these are the hits so far, search again later for the rest.)`;
+	return stillIndexing ? "\n(The index is still being built: results may be incomplete.)" : "";
+}
+
 export function formatSearch(result: SearchResult, view: SearchView): Formatted {
 	const scope = view.currentSession ? "the current session, before this call" : `sessions of ${view.root}, current session excluded`;
-	const note = view.stillIndexing ? "\n(The index is still being built: results may be incomplete.)" : "";
+	const note = indexingNote(result, view.stillIndexing);
 	if (result.hits.length === 0) {
 		return { text: `No events match ${JSON.stringify(view.query)} (${scope}).${note}`, shown: 0, cut: false };
 	}
@@ -142,7 +150,7 @@ function fragmentPart(f: Fragment, room: number): { text: string; cutAt?: number
 export function formatRead(result: ReadResult, maxChars: number): Formatted {
 	const e = result.event;
 	const head = [
-		`${e.ref} · ${what(e.kinds?.join("+") || e.entryType, e.toolName, e.isError)} · ${shortTime(e.timestamp)}`,
+		`${e.ref} · ${kindLabel(e.kinds?.join("+") || e.entryType, e.toolName, e.isError)} · ${shortTime(e.timestamp)}`,
 		`${where(e.sessionName, e.cwd)} · ${treeState(e.branchState, e.selectionState)} · role ${e.role ?? e.entryType ?? "?"}`,
 		`parent ${e.parentId ? `pi-event:${e.sessionId}/${e.parentId}` : "none (a root)"} · source ${result.source.path}:${result.source.line}`,
 	];

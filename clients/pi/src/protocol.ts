@@ -76,9 +76,19 @@ export interface SearchParams {
 	filters?: SearchFilters;
 }
 
+/** How far the index is while it is being built; null (or absent, from an older server) when complete. */
+export interface IndexingState {
+	/** "first-index", "rebuild" or "refresh". */
+	phase: string;
+	sessionsIndexed: number;
+	sessionsTotal: number;
+	percent: number;
+}
+
 export interface SearchResult {
 	hits: Hit[];
 	nextCursor: string | null;
+	indexing?: IndexingState | null;
 }
 
 export interface VisibleNode {

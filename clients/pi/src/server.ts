@@ -9,14 +9,21 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { RpcAborted, RpcClosed, RpcConnection, RpcTimeout } from "./rpc.ts";
+import { InstallFailed, type Located } from "./installer.ts";
+import { RpcAborted, RpcClosed, RpcConnection, RpcError, RpcTimeout } from "./rpc.ts";
 import type { Settings } from "./settings.ts";
 import { SERVER_ENV } from "./settings.ts";
 
 export const INSTALL_HINT =
-	"Install it (from a checkout of pi-event-search: ./scripts/install-and-search, which links " +
-	"~/.local/bin/pi-event-search; or `pip install pi-event-search`), make sure `pi-event-search` is on " +
-	`PATH, or point $${SERVER_ENV} or the eventSearch.server setting in ~/.pi/agent/settings.json at it.`;
+	"Reinstall the extension (`pi install` of the pi-event-search repository installs its own server on first use), " +
+	"put a `pi-event-search` on PATH (`pip install pi-event-search`, or ./scripts/install-and-search in a checkout), " +
+	`or point $${SERVER_ENV} or the eventSearch.server setting in ~/.pi/agent/settings.json at one.`;
+
+/** What a server answers while another process opens (or migrates) the shared index. */
+export const OPENING = "index is being opened by another process; retrying";
+const OPENING_POLL_MS = 250;
+/** How long the first call waits for the first index pass before answering with what is there. */
+export const FIRST_PASS_WAIT_MS = 5000;
 
 /** The server cannot be used: not installed, failed to start, or died. */
 export class ServerUnavailable extends Error {}
@@ -35,15 +42,24 @@ export function findOnPath(name: string, pathVar = process.env.PATH ?? ""): stri
 	return undefined;
 }
 
-/** The argv to run: the configured command (with `serve` added when it lacks it), else PATH. */
-export function serverArgv(settings: Settings, pathVar?: string): string[] {
+/** The configured command (with `serve` added when it lacks it), else the one on PATH, else none. */
+export function configuredServer(settings: Settings, pathVar?: string): Located | undefined {
 	if (settings.server) {
-		return settings.server.includes("serve") ? settings.server : [...settings.server, "serve"];
+		return { argv: settings.server.includes("serve") ? settings.server : [...settings.server, "serve"], origin: settings.serverOrigin };
 	}
 	const found = findOnPath("pi-event-search", pathVar);
-	if (!found) throw new ServerUnavailable(`pi-event-search is not installed: no \`pi-event-search\` on PATH. ${INSTALL_HINT}`);
-	return [found, "serve"];
+	return found ? { argv: [found, "serve"], origin: "PATH" } : undefined;
 }
+
+/** The argv to run, or an error saying how to get a server. */
+export function serverArgv(settings: Settings, pathVar?: string): string[] {
+	const found = configuredServer(settings, pathVar);
+	if (!found) throw new ServerUnavailable(`pi-event-search is not installed: no \`pi-event-search\` on PATH. ${INSTALL_HINT}`);
+	return found.argv;
+}
+
+/** Finds (or installs) the server to start. */
+export type Locate = () => Promise<Located>;
 
 const STOP_MS = 2000;
 
@@ -63,7 +79,10 @@ export class EventServer {
 	/** Set when the first index pass did not finish within startTimeoutMs. */
 	stillIndexing = false;
 
-	constructor(private readonly settings: Settings) {}
+	constructor(
+		private readonly settings: Settings,
+		private readonly locate: Locate = () => Promise.resolve({ argv: serverArgv(settings), origin: settings.serverOrigin }),
+	) {}
 
 	get running(): boolean {
 		return this.ready !== undefined && !this.ready.closed;
@@ -84,7 +103,7 @@ export class EventServer {
 	async request<T>(method: string, params: unknown, roots: string[], signal?: AbortSignal): Promise<T> {
 		const conn = await this.connection(roots, signal);
 		try {
-			return await conn.request<T>(method, params, { timeoutMs: this.settings.timeoutMs, signal });
+			return await retryWhileOpening(() => conn.request<T>(method, params, { timeoutMs: this.settings.timeoutMs, signal }), this.settings.timeoutMs, signal);
 		} catch (err) {
 			throw this.explain(err);
 		}
@@ -160,8 +179,14 @@ export class EventServer {
 	}
 
 	private async start(roots: string[]): Promise<RpcConnection> {
-		const argv = serverArgv(this.settings);
-		this.command = `\`${argv.join(" ")}\` (from ${this.settings.serverOrigin})`;
+		let located: Located;
+		try {
+			located = await this.locate();
+		} catch (err) {
+			throw err instanceof InstallFailed ? new ServerUnavailable(err.message) : err;
+		}
+		const argv = located.argv;
+		this.command = `\`${argv.join(" ")}\` (from ${located.origin})`;
 		const child = spawn(argv[0] as string, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env: process.env });
 		const conn = new RpcConnection(child.stdout, child.stdin);
 		this.child = child;
@@ -173,7 +198,7 @@ export class EventServer {
 		conn.onNotification("piEvents/indexChanged", (p) => {
 			if ((p as { indexing?: boolean } | null)?.indexing === false) this.stillIndexing = false;
 		});
-		child.on("error", (err) => conn.close(`cannot run \`${argv.join(" ")}\` (${this.settings.serverOrigin}): ${err.message}`));
+		child.on("error", (err) => conn.close(`cannot run \`${argv.join(" ")}\` (${located.origin}): ${err.message}`));
 		child.on("exit", (code, sig) => conn.close(`\`${argv.join(" ")}\` exited (${sig ?? `code ${code}`})`));
 		// A server left behind must never keep Pi alive or outlive it.
 		child.unref();
@@ -188,12 +213,14 @@ export class EventServer {
 			throw this.explain(err, true);
 		}
 		try {
-			// The first pass of the index (the server starts it after `initialized`): wait for it, so
-			// the first search sees every session already on disk.
-			await conn.request("piEvents/reindex", {}, { timeoutMs });
+			// The first pass of the index (the server starts it after `initialized`): wait for it a
+			// little, so a small history is complete at the first search; a large one answers with
+			// what is indexed so far (the search result says how far, `indexing`).
+			const firstPass = Math.min(timeoutMs, FIRST_PASS_WAIT_MS);
+			await retryWhileOpening(() => conn.request("piEvents/reindex", {}, { timeoutMs: firstPass }), firstPass);
 			this.stillIndexing = false;
 		} catch (err) {
-			if (!(err instanceof RpcTimeout)) throw this.explain(err, true);
+			if (!(err instanceof RpcTimeout) && !isOpening(err)) throw this.explain(err, true);
 			this.stillIndexing = true;
 		}
 		if (this.conn !== conn) throw new ServerUnavailable("the pi-event-search server was stopped (the session ended)");
@@ -218,6 +245,23 @@ export class EventServer {
 			return new ServerUnavailable(`pi-event-search did not answer (${this.command}): ${err.message}. ${INSTALL_HINT}`);
 		}
 		return err instanceof Error ? err : new Error(String(err));
+	}
+}
+
+export function isOpening(err: unknown): boolean {
+	return err instanceof RpcError && err.message.startsWith(OPENING);
+}
+
+/** Repeats a request that failed because another process holds the index open, within `boundMs`. */
+export async function retryWhileOpening<T>(call: () => Promise<T>, boundMs: number, signal?: AbortSignal): Promise<T> {
+	const until = Date.now() + boundMs;
+	for (;;) {
+		try {
+			return await call();
+		} catch (err) {
+			if (!isOpening(err) || Date.now() + OPENING_POLL_MS > until || signal?.aborted) throw err;
+			await new Promise((resolve) => setTimeout(resolve, OPENING_POLL_MS));
+		}
 	}
 }
 

@@ -15,16 +15,21 @@ export interface Settings {
 	maxChars: number;
 	/** Per-request timeout. */
 	timeoutMs: number;
-	/** How long the first call waits for the server to start and index. */
+	/** How long the first call waits for the server to start and answer. */
 	startTimeoutMs: number;
+	/** How long a call waits for the extension's own server install (it goes on in the background). */
+	installWaitMs: number;
 	indexPath?: string;
 	sessionDirs?: string[];
+	/** The key that opens /events's picker (eventSearch.shortcut; false: none). */
+	shortcut?: string;
 	/** Explicit authorization roots (absolute); default: Git worktree root of cwd, else cwd. */
 	roots?: string[];
 	warnings: string[];
 }
 
-export const DEFAULTS = { maxChars: 4000, timeoutMs: 15_000, startTimeoutMs: 60_000 } as const;
+export const DEFAULTS = { maxChars: 4000, timeoutMs: 15_000, startTimeoutMs: 60_000, installWaitMs: 180_000 } as const;
+export const DEFAULT_SHORTCUT = "alt+e";
 export const SERVER_ENV = "PI_EVENT_SEARCH_SERVER";
 export const MAX_CHARS_ENV = "PI_EVENT_SEARCH_MAX_CHARS";
 
@@ -92,12 +97,18 @@ export function loadSettings(agentDir: string, cwd: string, env: NodeJS.ProcessE
 	const envChars = env[MAX_CHARS_ENV] ? Number(env[MAX_CHARS_ENV]) : undefined;
 	const indexPath = typeof raw.indexPath === "string" && raw.indexPath ? raw.indexPath : undefined;
 	if (raw.indexPath !== undefined && !indexPath) warnings.push("eventSearch.indexPath must be a path; ignored");
+	let shortcut: string | undefined = DEFAULT_SHORTCUT;
+	if (raw.shortcut === false || raw.shortcut === "") shortcut = undefined;
+	else if (typeof raw.shortcut === "string") shortcut = raw.shortcut;
+	else if (raw.shortcut !== undefined) warnings.push(`eventSearch.shortcut must be a key such as "alt+e", or false; using ${DEFAULT_SHORTCUT}`);
 	return {
 		server,
+		shortcut,
 		serverOrigin: server ? serverOrigin : "PATH",
 		maxChars: positive(envChars ?? raw.maxChars, "maxChars", DEFAULTS.maxChars, warnings),
 		timeoutMs: positive(raw.timeoutMs, "timeoutMs", DEFAULTS.timeoutMs, warnings),
 		startTimeoutMs: positive(raw.startTimeoutMs, "startTimeoutMs", DEFAULTS.startTimeoutMs, warnings),
+		installWaitMs: positive(raw.installWaitMs, "installWaitMs", DEFAULTS.installWaitMs, warnings),
 		indexPath,
 		sessionDirs: paths(raw.sessionDirs, "sessionDirs", false, warnings),
 		roots: paths(raw.roots, "roots", true, warnings),

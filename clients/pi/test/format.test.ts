@@ -79,6 +79,13 @@ test("no hits names the scope; the current session is named when searched", () =
 	assert.match(own.text, /the current session, before this call/);
 	const building = formatSearch({ hits: [], nextCursor: null }, { ...VIEW, stillIndexing: true });
 	assert.match(building.text, /still being built/);
+	const partial = formatSearch(
+		{ hits: [hit(1)], nextCursor: null, indexing: { phase: "first-index", sessionsIndexed: 40, sessionsTotal: 100, percent: 40 } },
+		VIEW,
+	);
+	assert.match(partial.text, /pi-event:/, "answers with what is there");
+	assert.match(partial.text, /still indexing: 40% of sessions, 40 of 100/);
+	assert.doesNotMatch(formatSearch({ hits: [hit(1)], nextCursor: null, indexing: null }, VIEW).text, /indexing/);
 });
 
 test("the first hit is always shown, even over budget", () => {

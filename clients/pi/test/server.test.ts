@@ -62,5 +62,5 @@ test("a command that is not a server is an error naming it, with the install hin
 	const { root } = setup();
 	const settings: Settings = { ...DEFAULTS, server: ["false", "serve"], serverOrigin: "test", warnings: [] };
 	const server = new EventServer(settings);
-	await assert.rejects(server.request("piEvents/search", SEARCH, [root]), (err: Error) => err instanceof ServerUnavailable && /could not be started.*false serve.*Install it/s.test(err.message));
+	await assert.rejects(server.request("piEvents/search", SEARCH, [root]), (err: Error) => err instanceof ServerUnavailable && /could not be started.*false serve.*pi install/s.test(err.message));
 });

@@ -1,0 +1,243 @@
+/**
+ * The /events picker: a pi-tui component that searches as you type (the last word as a prefix),
+ * lists hits (kind, time, session, snippet) a page at a time, previews the selected event's exact
+ * content, and shows the read and trace views. It knows nothing of Pi or the server: a
+ * PickerSource answers, `done` ends it with what to insert (or nothing, on Escape).
+ */
+import { type Component, Input, matchesKey, truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
+import { CLOSE, kindLabel, markMatches, OPEN, shortTime } from "./format.ts";
+import type { Hit, SearchResult } from "./protocol.ts";
+
+export interface PickerSource {
+	search(query: string, cursor: string | null, limit: number): Promise<SearchResult>;
+	/** The selected event's exact text (the preview). */
+	preview(hit: Hit): Promise<string>;
+	/** The read view (neighbours) and the trace view, as text. */
+	read(hit: Hit): Promise<string>;
+	trace(hit: Hit): Promise<string>;
+}
+
+export type PickerResult = { action: "ref" | "quote"; hit: Hit } | undefined;
+
+/** The few Theme methods the picker uses (Pi's Theme has them). */
+export interface PickerTheme {
+	fg(color: "accent" | "muted" | "dim" | "warning" | "error" | "success" | "border", text: string): string;
+	bold(text: string): string;
+	bg(color: "selectedBg", text: string): string;
+}
+
+export const HELP = "enter insert ref · tab insert quote · ctrl+r read · ctrl+t trace · pgup/pgdn page · esc close";
+const TYPING_DELAY_MS = 60;
+const PREVIEW_LINES = 6;
+
+interface Detail {
+	title: string;
+	lines: string[];
+	top: number;
+}
+
+export class EventPicker implements Component {
+	readonly input = new Input();
+	hits: Hit[] = [];
+	selected = 0;
+	page = 0;
+	/** The cursor of each page seen so far (page 0: null). */
+	private cursors: (string | null)[] = [null];
+	private nextCursor: string | null = null;
+	/** The page of the latest search (shown once it answers). */
+	private asked = 0;
+	private status = "";
+	private detail: Detail | undefined;
+	private previews = new Map<string, string>();
+	private generation = 0;
+	private timer: NodeJS.Timeout | undefined;
+	/** The query whose hits are shown (the latency bench times keystroke -> this). */
+	answered: string | undefined;
+	/** The last search in flight (tests and the bench await it). */
+	searching: Promise<void> = Promise.resolve();
+
+	constructor(
+		private readonly source: PickerSource,
+		private readonly theme: PickerTheme,
+		private readonly requestRender: () => void,
+		private readonly done: (result: PickerResult) => void,
+		initialQuery = "",
+		readonly pageSize = 8,
+	) {
+		this.input.setValue(initialQuery);
+		this.input.handleInput("\x05"); // ctrl+e: the cursor after the words given to /events
+		this.input.focused = true;
+		this.searching = this.search(0);
+	}
+
+	get query(): string {
+		return this.input.getValue();
+	}
+
+	handleInput(data: string): void {
+		if (this.detail) this.detailKey(data);
+		else this.listKey(data);
+		this.requestRender();
+	}
+
+	private listKey(data: string): void {
+		const hit = this.hits[this.selected];
+		if (matchesKey(data, "escape")) return this.finish(undefined);
+		if (matchesKey(data, "enter")) return hit ? this.finish({ action: "ref", hit }) : undefined;
+		if (matchesKey(data, "tab")) return hit ? this.finish({ action: "quote", hit }) : undefined;
+		if (matchesKey(data, "up") || matchesKey(data, "ctrl+p")) return this.move(-1);
+		if (matchesKey(data, "down") || matchesKey(data, "ctrl+n")) return this.move(1);
+		if (matchesKey(data, "pageDown")) return this.turn(1);
+		if (matchesKey(data, "pageUp")) return this.turn(-1);
+		if (matchesKey(data, "ctrl+r") && hit) return this.open("read", hit);
+		if (matchesKey(data, "ctrl+t") && hit) return this.open("trace", hit);
+		const before = this.query;
+		this.input.handleInput(data);
+		if (this.query !== before) this.typed();
+	}
+
+	private detailKey(data: string): void {
+		const d = this.detail as Detail;
+		const hit = this.hits[this.selected];
+		if (matchesKey(data, "escape") || matchesKey(data, "left")) this.detail = undefined;
+		else if (matchesKey(data, "enter") && hit) this.finish({ action: "ref", hit });
+		else if (matchesKey(data, "tab") && hit) this.finish({ action: "quote", hit });
+		else if (matchesKey(data, "ctrl+r") && hit) this.open("read", hit);
+		else if (matchesKey(data, "ctrl+t") && hit) this.open("trace", hit);
+		else if (matchesKey(data, "up")) d.top = Math.max(0, d.top - 1);
+		else if (matchesKey(data, "down")) d.top = Math.min(Math.max(0, d.lines.length - 1), d.top + 1);
+		else if (matchesKey(data, "pageUp")) d.top = Math.max(0, d.top - 10);
+		else if (matchesKey(data, "pageDown")) d.top = Math.min(Math.max(0, d.lines.length - 1), d.top + 10);
+	}
+
+	private finish(result: PickerResult): void {
+		clearTimeout(this.timer);
+		this.generation++;
+		this.done(result);
+	}
+
+	private move(step: number): void {
+		if (this.hits.length === 0) return;
+		this.selected = (this.selected + step + this.hits.length) % this.hits.length;
+		this.loadPreview();
+	}
+
+	private turn(step: 1 | -1): void {
+		// From the page last asked for: keys may come faster than pages.
+		const from = this.asked;
+		if (step === 1 && !(from === this.page ? this.nextCursor : this.cursors[from + 1])) return;
+		if (step === -1 && from === 0) return;
+		if (step === 1 && from === this.page) this.cursors[from + 1] = this.nextCursor;
+		this.searching = this.search(from + step);
+	}
+
+	/** Typing restarts from page 0, once the keys pause. */
+	private typed(): void {
+		clearTimeout(this.timer);
+		this.cursors = [null];
+		this.timer = setTimeout(() => {
+			this.searching = this.search(0);
+		}, TYPING_DELAY_MS);
+	}
+
+	private async search(page: number): Promise<void> {
+		const generation = ++this.generation;
+		this.asked = page;
+		this.status = "searching…";
+		const query = this.query;
+		try {
+			const result = await this.source.search(query, this.cursors[page] ?? null, this.pageSize);
+			if (generation !== this.generation) return;
+			this.answered = query;
+			this.hits = result.hits;
+			this.page = page;
+			this.selected = 0;
+			this.nextCursor = result.nextCursor;
+			const i = result.indexing;
+			this.status = i ? `still indexing: ${i.percent}% of sessions` : "";
+			this.loadPreview();
+		} catch (err) {
+			if (generation !== this.generation) return;
+			this.hits = [];
+			this.status = (err as Error).message;
+		}
+		this.requestRender();
+	}
+
+	private loadPreview(): void {
+		const hit = this.hits[this.selected];
+		if (!hit || this.previews.has(hit.ref)) return;
+		this.previews.set(hit.ref, "");
+		this.source.preview(hit).then(
+			(text) => this.previews.set(hit.ref, text),
+			(err: Error) => this.previews.set(hit.ref, `(cannot read it: ${err.message})`),
+		).finally(() => this.requestRender());
+	}
+
+	private open(mode: "read" | "trace", hit: Hit): void {
+		const title = `${mode} ${hit.ref}`;
+		this.detail = { title, lines: ["loading…"], top: 0 };
+		const view = this.detail;
+		(mode === "read" ? this.source.read(hit) : this.source.trace(hit)).then(
+			(text) => (view.lines = text.split("\n")),
+			(err: Error) => (view.lines = [`cannot ${mode} it: ${err.message}`]),
+		).finally(() => this.requestRender());
+	}
+
+	invalidate(): void {
+		this.input.invalidate();
+	}
+
+	render(width: number): string[] {
+		const t = this.theme;
+		const rule = (label: string): string => truncateToWidth(t.fg("border", `── ${label} ${"─".repeat(Math.max(0, width - visibleWidth(label) - 4))}`), width);
+		const fit = (line: string): string => truncateToWidth(line, width);
+		const lines = [rule(t.fg("accent", t.bold("Pi events")) + t.fg("muted", " · this project, current session left out"))];
+		if (this.detail) {
+			const d = this.detail;
+			lines.push(fit(t.fg("accent", d.title)));
+			for (const l of d.lines.slice(d.top, d.top + 16)) lines.push(fit(l.replace(/\t/g, "  ")));
+			lines.push(fit(t.fg("dim", `lines ${d.top + 1}-${Math.min(d.lines.length, d.top + 16)} of ${d.lines.length} · ↑↓ pgup/pgdn scroll · esc back · enter insert ref · tab quote`)));
+			return lines;
+		}
+		lines.push(...this.input.render(width));
+		if (this.hits.length === 0) lines.push(fit(t.fg(this.status && this.status !== "searching…" ? "warning" : "muted", this.status || "No events match.")));
+		for (const [i, hit] of this.hits.entries()) lines.push(this.row(hit, i === this.selected, width));
+		const more = this.nextCursor ? " · pgdn more" : "";
+		const back = this.page > 0 ? " · pgup back" : "";
+		const status = this.status && this.hits.length ? ` · ${this.status}` : "";
+		lines.push(fit(t.fg("dim", `page ${this.page + 1} · ${this.hits.length} hit${this.hits.length === 1 ? "" : "s"}${more}${back}`) + t.fg("warning", status)));
+		const hit = this.hits[this.selected];
+		if (hit) {
+			lines.push(rule(`preview ${hit.ref}`));
+			const text = this.previews.get(hit.ref) || "loading…";
+			for (const l of text.split("\n").slice(0, PREVIEW_LINES)) lines.push(fit(l.replace(/\t/g, "  ")));
+		}
+		lines.push(fit(t.fg("dim", HELP)));
+		return lines;
+	}
+
+	/** One hit: kind, time, session name, snippet with the matches emphasized. */
+	private row(hit: Hit, selected: boolean, width: number): string {
+		const t = this.theme;
+		const cell = (text: string, w: number): string => truncateToWidth(text, w, "…", true);
+		const kind = cell(kindLabel(hit.kind, hit.toolName, hit.isError), 22);
+		const time = cell(shortTime(hit.timestamp).slice(0, 16), 16);
+		const session = cell(hit.sessionName ?? hit.sessionId.slice(0, 8), 20);
+		const snippet = emphasize(markMatches(hit.snippet, hit.matches).replace(/\s+/g, " "), (s) => t.bold(t.fg("accent", s)));
+		const head = `${selected ? t.fg("accent", "▸") : " "} ${hit.isError ? t.fg("error", kind) : t.fg("success", kind)} ${t.fg("muted", time)} ${session} `;
+		const line = truncateToWidth(head + snippet, width, "…", true);
+		return selected ? t.bg("selectedBg", line) : line;
+	}
+}
+
+/** «match» -> styled match, without the marks. */
+function emphasize(text: string, style: (s: string) => string): string {
+	return text.replace(new RegExp(`${OPEN}([^${CLOSE}]*)${CLOSE}`, "g"), (_m, inner: string) => style(inner));
+}
+
+/** The text a quote inserts: the snippet as a Markdown quote, then its reference. */
+export function quoteOf(hit: Hit): string {
+	const body = hit.snippet.replace(/\s+/g, " ").trim();
+	return `> ${body}\n> — ${hit.ref}\n`;
+}

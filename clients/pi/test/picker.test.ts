@@ -1,0 +1,265 @@
+/**
+ * The /events picker through pi-tui: rendering (rows, emphasis, preview, help), keys (typing
+ * searches with the last word as a prefix, moving, Enter/Tab/Escape, read and trace views) and
+ * paging with the server's cursors. The source answers from a fixed list of protocol-shaped hits,
+ * as the server would page them. With PIES_PICKER_FRAME set, the frame a real TUI wrote (ANSI) is
+ * saved there: docs/images/pi-events-picker.png is rendered from it (tests/pi/render_frame.py).
+ */
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { test } from "node:test";
+import { type Terminal, TUI } from "@mariozechner/pi-tui";
+// Pi's own theme (the one custom() hands an extension); the package index does not export it.
+import { initTheme, theme } from "../node_modules/@mariozechner/pi-coding-agent/dist/modes/interactive/theme/theme.js";
+import { EventPicker, HELP, type PickerResult, type PickerSource, quoteOf } from "../src/picker.ts";
+import type { Hit } from "../src/protocol.ts";
+
+const KEY = { down: "\x1b[B", up: "\x1b[A", enter: "\r", tab: "\t", esc: "\x1b", pgdn: "\x1b[6~", pgup: "\x1b[5~", ctrlR: "\x12", ctrlT: "\x14", backspace: "\x7f" };
+
+const SESSIONS = ["fix the build", "websocket reconnect", "release 0.4", "flaky CI on arm64"];
+const TEXTS = [
+	"npm ERR! missing script: build — the workspace lost its build entry after the rename",
+	"$ npm run build\n> tsc -p . && esbuild src/index.ts --bundle\nsrc/ws.ts(41,7): error TS2322",
+	"The reconnect loop backs off 250 ms → 8 s; builds on arm64 time out at 60 s",
+	"git bisect good 3f2a1c0 — the build broke in the commit that moved tsconfig.json",
+	"Decided: keep the reconnect backoff, raise the CI build timeout to 120 s",
+];
+const KINDS: [string, string | null, boolean][] = [
+	["tool.result", "bash", true],
+	["bash.command", null, false],
+	["assistant.text", null, false],
+	["tool.call", "bash", false],
+	["user.text", null, false],
+];
+
+function makeHit(i: number): Hit {
+	const text = TEXTS[i % TEXTS.length] as string;
+	const [kind, toolName, isError] = KINDS[i % KINDS.length] as [string, string | null, boolean];
+	const sessionId = `019f0000-0000-7000-8000-00000000000${i % SESSIONS.length}`;
+	return {
+		ref: `pi-event:${sessionId}/e${String(i).padStart(3, "0")}`,
+		sessionId,
+		entryId: `e${String(i).padStart(3, "0")}`,
+		kind,
+		toolName,
+		isError,
+		timestamp: `2026-11-${String(28 - (i % 20)).padStart(2, "0")}T${String(9 + (i % 9)).padStart(2, "0")}:14:05.120Z`,
+		snippet: text.split("\n")[0] as string,
+		sessionName: SESSIONS[i % SESSIONS.length],
+		source: { path: `/home/u/.pi/agent/sessions/x/${sessionId}.jsonl`, uri: "file:///x", line: i + 2 },
+	};
+}
+
+const ALL = Array.from({ length: 19 }, (_, i) => makeHit(i));
+
+/** Matches every term; the last one as a prefix (what prefixLast asks of the server). */
+function matching(query: string): Hit[] {
+	const terms = query.toLowerCase().split(/\s+/).filter(Boolean);
+	return ALL.filter((h) => {
+		const words = TEXTS[ALL.indexOf(h) % TEXTS.length]!.toLowerCase().split(/[^a-z0-9]+/);
+		return terms.every((t, i) => (i === terms.length - 1 ? words.some((w) => w.startsWith(t)) : words.includes(t)));
+	});
+}
+
+function withMatches(hit: Hit, query: string): Hit {
+	const terms = query.toLowerCase().split(/\s+/).filter(Boolean);
+	const matches: [number, number][] = [];
+	for (const t of terms) {
+		const at = hit.snippet.toLowerCase().indexOf(t);
+		if (at >= 0) matches.push([at, at + (/^[a-z0-9]+/i.exec(hit.snippet.slice(at))?.[0].length ?? t.length)]);
+	}
+	return { ...hit, matches };
+}
+
+function source(log: string[] = []): PickerSource {
+	return {
+		search: (query, cursor, limit) => {
+			log.push(`search ${JSON.stringify(query)} ${cursor ?? "-"}`);
+			const found = matching(query);
+			const start = cursor ? Number(cursor) : 0;
+			const hits = found.slice(start, start + limit).map((h) => withMatches(h, query));
+			return Promise.resolve({ hits, nextCursor: start + limit < found.length ? String(start + limit) : null, indexing: null });
+		},
+		preview: (hit) => Promise.resolve(TEXTS[ALL.findIndex((h) => h.ref === hit.ref) % TEXTS.length] as string),
+		read: (hit) => Promise.resolve(`${hit.ref} · read view\nbefore: pi-event:x/e000\nafter: pi-event:x/e002`),
+		trace: (hit) => Promise.resolve(`trace ${hit.ref}\nparent: pi-event:x/e000\nchildren: none`),
+	};
+}
+
+// Terminal escapes (CSI, OSC, APC) built from their characters: ESLint forbids control characters in literals.
+const ESC = "\u001b";
+const BEL = "\u0007";
+const ANSI = new RegExp(`${ESC}\\[[0-9;?]*[A-Za-z]|${ESC}[\\]_][^${BEL}]*${BEL}`, "g");
+const plain = (s: string): string => s.replace(ANSI, "");
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+initTheme("dark");
+
+async function open(query: string, log?: string[]): Promise<{ picker: EventPicker; results: PickerResult[]; lines: () => string[] }> {
+	const results: PickerResult[] = [];
+	const picker = new EventPicker(source(log), theme, () => undefined, (r) => results.push(r), query);
+	await settle(picker);
+	return { picker, results, lines: () => picker.render(120).map(plain) };
+}
+
+async function settle(picker: EventPicker): Promise<void> {
+	await sleep(90); // past the typing delay
+	await picker.searching;
+	await sleep(0); // the preview
+}
+
+async function keys(picker: EventPicker, ...data: string[]): Promise<void> {
+	for (const d of data) picker.handleInput(d);
+	await settle(picker);
+}
+
+test("rows show kind, time, session and snippet; the preview shows the selected event's exact text", async () => {
+	const { picker, lines } = await open("build");
+	const out = lines();
+	assert.match(out[0] as string, /Pi events · this project, current session left out/);
+	assert.match(out[1] as string, /^> build/);
+	const first = out.find((l) => l.startsWith("▸ ")) as string;
+	assert.match(first, /^▸ tool\.result bash error\s+2026-11-28 09:14\s+fix the build\s+npm ERR! missing script: build/);
+	assert.equal(picker.hits.length, 8);
+	assert.match(out.join("\n"), /page 1 · 8 hits · pgdn more/);
+	const preview = out.findIndex((l) => l.startsWith("── preview pi-event:"));
+	assert.equal(out[preview + 1], TEXTS[0]);
+	assert.equal(out.at(-1), HELP);
+	// The match is emphasized (the accent colour) in the styled row, and the marks themselves are not shown.
+	assert.match(picker.render(120).find((l) => plain(l).startsWith("▸"))!, new RegExp(`script: ${ESC}\\[[0-9;]+mbuild${ESC}\\[`));
+	assert.doesNotMatch(out.join("\n"), /[«»]/);
+	for (const l of picker.render(60)) assert.ok(plain(l).length <= 60, `wider than 60: ${plain(l)}`);
+});
+
+test("typing searches again with the last word as a prefix; moving changes the preview", async () => {
+	const log: string[] = [];
+	const { picker, lines } = await open("build", log);
+	await keys(picker, " ", "r", "e", "c");
+	assert.equal(picker.query, "build rec");
+	assert.deepEqual(log, ['search "build" -', 'search "build rec" -'], "one search after the keys pause");
+	assert.ok(picker.hits.length > 0 && picker.hits.every((h) => /reconnect/.test(TEXTS[ALL.findIndex((a) => a.ref === h.ref) % TEXTS.length]!)));
+	await keys(picker, KEY.down);
+	assert.equal(picker.selected, 1);
+	const out = lines();
+	const preview = out.findIndex((l) => l.startsWith("── preview "));
+	assert.ok(out[preview]!.includes(picker.hits[1]!.ref));
+	await keys(picker, KEY.up, KEY.up);
+	assert.equal(picker.selected, picker.hits.length - 1, "up from the top wraps to the bottom");
+	await keys(picker, KEY.backspace, KEY.backspace, KEY.backspace, KEY.backspace);
+	assert.equal(picker.query, "build");
+	assert.equal(picker.selected, 0);
+});
+
+test("Enter inserts the reference, Tab a quote, Escape nothing", async () => {
+	const a = await open("build");
+	await keys(a.picker, KEY.down, KEY.enter);
+	assert.deepEqual(a.results, [{ action: "ref", hit: a.picker.hits[1] }]);
+	const b = await open("build");
+	await keys(b.picker, KEY.tab);
+	assert.equal(b.results[0]?.action, "quote");
+	assert.equal(quoteOf(b.results[0]?.hit), `> ${TEXTS[0]}\n> — ${ALL[0]!.ref}\n`);
+	const c = await open("build");
+	await keys(c.picker, "x", KEY.esc);
+	assert.deepEqual(c.results, [undefined]);
+});
+
+test("ctrl+r shows the read view and ctrl+t the trace; Escape goes back to the list", async () => {
+	const { picker, lines, results } = await open("build");
+	await keys(picker, KEY.ctrlR);
+	assert.match(lines()[1] as string, /^read pi-event:/);
+	assert.match(lines().join("\n"), /read view\nbefore: pi-event:x\/e000/);
+	await keys(picker, KEY.ctrlT);
+	assert.match(lines().join("\n"), /^trace pi-event:[^\n]*\nparent: pi-event:x\/e000/m);
+	await keys(picker, KEY.esc);
+	assert.match(lines()[1] as string, /^> build/);
+	assert.deepEqual(results, [], "Escape in a view only closes the view");
+});
+
+test("page down and up step through the server's pages; the last page stops", async () => {
+	const log: string[] = [];
+	const { picker, lines } = await open("build", log);
+	const total = matching("build").length;
+	assert.ok(total > 16 && total <= 24, `fixture: ${total} hits`);
+	const page1 = picker.hits.map((h) => h.ref);
+	await keys(picker, KEY.pgdn);
+	assert.equal(picker.page, 1);
+	assert.match(lines().join("\n"), /page 2 · 8 hits · pgdn more · pgup back/);
+	await keys(picker, KEY.pgdn);
+	assert.equal(picker.hits.length, total - 16);
+	assert.doesNotMatch(lines().join("\n"), /pgdn more/);
+	await keys(picker, KEY.pgdn);
+	assert.equal(picker.page, 2, "no page after the last");
+	await keys(picker, KEY.pgup, KEY.pgup);
+	assert.deepEqual(picker.hits.map((h) => h.ref), page1);
+	assert.deepEqual(log, ['search "build" -', 'search "build" 8', 'search "build" 16', 'search "build" 8', 'search "build" -']);
+});
+
+/** A terminal that keeps what the TUI writes (the escape sequences a real one would get). */
+class Recorder implements Terminal {
+	out = "";
+	input: (data: string) => void = () => undefined;
+	constructor(
+		readonly columns: number,
+		readonly rows: number,
+	) {}
+	start(onInput: (data: string) => void): void {
+		this.input = onInput;
+	}
+	stop(): void {}
+	drainInput(): Promise<void> {
+		return Promise.resolve();
+	}
+	write(data: string): void {
+		this.out += data;
+	}
+	get kittyProtocolActive(): boolean {
+		return false;
+	}
+	moveBy(lines: number): void {
+		if (lines) this.write(lines > 0 ? `\x1b[${lines}B` : `\x1b[${-lines}A`);
+	}
+	hideCursor(): void {
+		this.write("\x1b[?25l");
+	}
+	showCursor(): void {
+		this.write("\x1b[?25h");
+	}
+	clearLine(): void {
+		this.write("\x1b[K");
+	}
+	clearFromCursor(): void {
+		this.write("\x1b[J");
+	}
+	clearScreen(): void {
+		this.write("\x1b[2J\x1b[H");
+	}
+	setTitle(): void {}
+	setProgress(): void {}
+}
+
+test("in a TUI: keys reach the picker and the frame is drawn", async () => {
+	const term = new Recorder(118, 22);
+	const tui = new TUI(term);
+	const results: PickerResult[] = [];
+	const picker = new EventPicker(source(), theme, () => tui.requestRender(), (r) => results.push(r), "build");
+	tui.addChild(picker);
+	tui.setFocus(picker);
+	tui.start();
+	try {
+		await settle(picker);
+		term.input(KEY.down);
+		await settle(picker);
+		await sleep(50); // the TUI's render interval
+		assert.match(plain(term.out), /▸ bash\.command\s+2026-11-2\d/);
+		// The picture: one full redraw of the current state (not the differential updates before it).
+		term.out = "";
+		tui.requestRender(true);
+		await sleep(50);
+		assert.match(plain(term.out), /▸ bash\.command\s+2026-11-27 10:14\s+websocket reconnect\s+\$ npm run build/);
+		if (process.env.PIES_PICKER_FRAME) writeFileSync(process.env.PIES_PICKER_FRAME, term.out);
+		term.input(KEY.enter);
+		assert.equal(results[0]?.action, "ref");
+	} finally {
+		tui.stop();
+	}
+});

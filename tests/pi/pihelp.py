@@ -1,0 +1,73 @@
+"""What the Pi end-to-end tests share: the pinned Pi CLI, and a project with an earlier session of
+its own and one of another directory (real-shaped JSONL from tests/builder.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from builder import SessionBuilder
+
+REPO = Path(__file__).resolve().parents[2]
+EXT = REPO / "clients" / "pi"
+PI_PKG = EXT / "node_modules" / "@mariozechner" / "pi-coding-agent"
+FAKE_MODEL = Path(__file__).with_name("fake-model.ts")
+WORD = "zebracorn"
+RUN_TIMEOUT = 150  # a hung turn fails the test here instead of hanging the suite
+
+
+def pi_cli() -> Path:
+    if shutil.which("node") is None:
+        pytest.skip("node not found")
+    pkg = PI_PKG / "package.json"
+    if not pkg.exists():
+        pytest.skip("Pi is not installed in clients/pi/node_modules: run scripts/setup.d/50-pi.sh")
+    version = json.loads(pkg.read_text())["version"]
+    assert version == "0.73.1", f"clients/pi pins Pi 0.73.1, found {version}"
+    return PI_PKG / "dist" / "cli.js"
+
+
+@dataclass
+class Project:
+    tmp: Path
+    root: Path
+    other: Path
+    agent: Path
+    earlier: SessionBuilder
+    elsewhere: SessionBuilder
+    earlier_hit: str  # entry id of the earlier session's failing bash run
+
+    def env(self, path: str | None = None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "XDG_"))}
+        server_bin = str(Path(sys.executable).parent)  # pi-event-search of this checkout
+        env.update(PI_CODING_AGENT_DIR=str(self.agent), HOME=str(self.tmp / "home"),
+                   XDG_CACHE_HOME=str(self.tmp / "cache"),
+                   PI_EVENT_SEARCH_INDEX=str(self.tmp / "index.sqlite3"),
+                   PATH=path if path is not None else f"{server_bin}:{env.get('PATH', '')}")
+        return env
+
+
+def make_project(tmp_path: Path) -> Project:
+    root, other, agent = tmp_path / "proj", tmp_path / "other", tmp_path / "agent"
+    for d in (root / "sub", other, agent, tmp_path / "home"):
+        d.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    sessions = agent / "sessions"
+    # Recorded at the Git root: visible to a Pi started in root/sub only through the Git rule.
+    earlier = SessionBuilder(sessions, str(root))
+    earlier.session_info("fix the build")
+    earlier.user(f"the {WORD} build is broken, find out why")
+    earlier.assistant("Running it.", tool_calls=[("c1", "bash", {"command": "npm run build"})])
+    hit = earlier.tool_result("c1", "bash", f"npm ERR! {WORD} module missing", is_error=True)
+    earlier.assistant("It needs the module installed.")
+    elsewhere = SessionBuilder(sessions, str(other))
+    elsewhere.user(f"{WORD} in another project entirely")
+    elsewhere.assistant(f"Yes, {WORD} there too.")
+    return Project(tmp_path, root, other, agent, earlier, elsewhere, hit)

@@ -1,0 +1,81 @@
+"""One `pi install` of a clean copy of the repository is all a person runs: with no server
+anywhere and a fresh HOME, the first headless turn's event_search installs the extension's own
+server (a private venv, from the checkout) and finds an earlier session's event.
+
+Needs the Python package index (pip fetches the server's dependencies and its build backend), as
+a person's first use does; skipped, saying why, when `git` or Python 3.11 is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from pihelp import FAKE_MODEL, REPO, WORD, pi_cli
+
+from builder import SessionBuilder, encoded_dir
+
+INSTALL_TURN_TIMEOUT = 600  # the whole first turn, install included
+
+
+def clean_path() -> str:
+    """PATH without any pi-event-search (this checkout's venv, ~/.local/bin)."""
+    keep = [d for d in os.environ.get("PATH", "").split(os.pathsep)
+            if d and not (Path(d) / "pi-event-search").exists()]
+    return os.pathsep.join(keep)
+
+
+@pytest.mark.timeout(INSTALL_TURN_TIMEOUT + 120)
+def test_pi_install_of_the_repository_then_the_first_search_installs_the_server(
+        tmp_path: Path) -> None:
+    cli = pi_cli()
+    if shutil.which("git") is None:
+        pytest.skip("git not found")
+    clone = tmp_path / "pi-event-search"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    home, proj = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    proj.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "XDG_", "VIRTUAL_ENV"))}
+    env.update(HOME=str(home), PATH=clean_path())
+    assert shutil.which("pi-event-search", path=env["PATH"]) is None
+    node = shutil.which("node") or "node"
+
+    installed = subprocess.run([node, str(cli), "install", str(clone)], env=env, cwd=tmp_path,
+                               capture_output=True, text=True, timeout=120)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    agent = home / ".pi" / "agent"
+    assert json.loads((agent / "settings.json").read_text())["packages"], "not in settings"
+
+    earlier = SessionBuilder(agent / "sessions", str(proj))
+    earlier.user(f"how do we deploy {WORD}?")
+    hit = earlier.assistant(f"Deploy {WORD} with make ship.")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [
+        {"calls": [{"name": "event_search", "args": {"query": WORD}}]}, {"text": "done"}]}))
+    env.update(PI_FAKE_SCRIPT=str(script))
+    # Our extension comes from the installed package; only the scripted model is added.
+    turn = subprocess.run([node, str(cli), "-p", "--offline", "-nc", "-e", str(FAKE_MODEL),
+                           "--provider", "fake", "--model", "fake-1", "what about deploys?"],
+                          env=env, cwd=proj, capture_output=True, text=True,
+                          timeout=INSTALL_TURN_TIMEOUT)
+    assert turn.returncode == 0, turn.stdout[-3000:] + turn.stderr[-3000:]
+    files = sorted((agent / "sessions" / encoded_dir(str(proj))).glob("*.jsonl"),
+                   key=lambda f: f.stat().st_mtime)
+    entries = [json.loads(line) for line in files[-1].read_text().splitlines()]
+    results = [e["message"] for e in entries
+               if (e.get("message") or {}).get("role") == "toolResult"]
+    assert len(results) == 1, results
+    text = "\n".join(c.get("text", "") for c in results[0]["content"])
+    assert not results[0]["isError"], text
+    assert f"pi-event:{earlier.session_id}/{hit}" in text, text
+
+    data = home / ".local" / "share" / "pi-event-search" / "pi-extension"
+    record = json.loads((data / "installed.json").read_text())
+    assert record["identity"].startswith("checkout:") and record["source"] == str(clone)
+    assert (data / record["venv"] / "bin" / "pi-event-search").exists()
+    print(f"first-use install: {record['seconds']} s (Python {record['pythonVersion']})")
