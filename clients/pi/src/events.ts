@@ -55,26 +55,27 @@ export function insertion(result: NonNullable<PickerResult>): string {
 
 export type UI = Pick<ExtensionContext["ui"], "custom" | "select" | "notify" | "pasteToEditor">;
 
-/** The picker, or the select fallback when the UI builds no component. */
-export async function openEvents(ui: UI, source: PickerSource, query: string): Promise<void> {
-	let built = false;
+/** The picker, or the select fallback when the UI builds no component; the query last searched. */
+export async function openEvents(ui: UI, source: PickerSource, query: string): Promise<string> {
+	let picker: EventPicker | undefined;
 	const picked = await ui.custom<PickerResult>((tui, theme, _kb, done) => {
-		built = true;
-		return new EventPicker(source, theme, () => tui.requestRender(), done, query);
+		picker = new EventPicker(source, theme, () => tui.requestRender(), done, query);
+		return picker;
 	});
-	if (built) {
+	if (picker) {
 		if (picked) ui.pasteToEditor(insertion(picked));
-		return;
+		return picker.query;
 	}
 	const result = await source.search(query, null, SELECT_LIMIT);
 	if (result.hits.length === 0) {
 		ui.notify(`No events match ${JSON.stringify(query)} in this project's other sessions.`, "info");
-		return;
+		return query;
 	}
 	const options = result.hits.map((h, i) => optionOf(h, i + 1));
 	const chosen = await ui.select(`Pi events for ${JSON.stringify(query)} (choose one to insert its reference)`, options);
 	const hit = chosen === undefined ? undefined : result.hits[options.indexOf(chosen)];
 	if (hit) ui.pasteToEditor(`${hit.ref} `);
+	return query;
 }
 
 /** Recent /events queries, newest first, kept next to the extension's server install. */
