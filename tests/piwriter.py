@@ -95,8 +95,9 @@ def pi_sessions(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[st
     return root, write_pi_sessions(root)
 
 
-def open_v1_with_pi(files: list[Path], out: Path) -> list[dict[str, Any]]:
-    """What Pi's SessionManager.open() makes of v1 files (it migrates a copy of each): per file,
+def open_with_pi(files: list[Path], out: Path) -> list[dict[str, Any]]:
+    """What Pi's SessionManager.open() makes of session files of any version (it migrates a copy
+    of each; lines it cannot parse it skips, and positions count only the entries it loaded): per file,
     the selected path and the context as 0-based positions in file order (tests/piwriter/
     open-v1.mjs). Skips the calling test when Pi's writer is unavailable."""
     reason = piwriter_unavailable()

@@ -1,5 +1,5 @@
 """Search-as-you-type: a trailing prefix, expanded through the index's vocabulary, finds exactly the
-events whose words start with it, as FTS5's own prefix query does (README, Query language)."""
+events whose words start with it, as FTS5's own prefix query does (docs/design.md, prefixes)."""
 
 from __future__ import annotations
 

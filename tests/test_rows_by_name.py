@@ -8,7 +8,7 @@ from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parent.parent / "server" / "pi_event_search"
 # Functions allowed to read rows by position (none). Not followed by this check: rows passed
-# between functions. search._window hands plain tuples (a row_factory = None cursor) to _scored
+# between functions. ranking._window hands plain tuples (a row_factory = None cursor) to _scored
 # and _coalesce on purpose: up to CANDIDATES rows per query, where sqlite3.Row costs about 0.9 ms
 # more per 1000 rows read (measured); they unpack them next to the SELECT's documented order.
 ALLOWED: set[tuple[str, str]] = set()

@@ -227,8 +227,8 @@ def test_inflections_through_the_cli(inflections):
 
 
 def test_a_full_window_ranks_by_kind_and_length_and_pages_cleanly(pi_home):
-    """More than CANDIDATES matching fragments: the window is ranked without bm25 (README)."""
-    from pi_event_search.query.search import CANDIDATES
+    """More than CANDIDATES matching fragments: the window is ranked without bm25 (design.md)."""
+    from pi_event_search.query.ranking import CANDIDATES
 
     sb = SessionBuilder(pi_home.sessions, "/home/dev/full")
     long_ids = [sb.user("alpha " + "filler words " * (20 + i % 7)) for i in range(CANDIDATES)]
@@ -259,3 +259,54 @@ def test_tool_filter_narrowed_in_fts_equals_the_sql_filter(indexed):
             narrowed = {h["ref"] for h in hits(e, "ws", tools=tools, kinds=kinds)}
             every = {h["ref"] for h in hits(e, "ws", kinds=kinds) if h["toolName"] in tools}
             assert narrowed == every, (tools, kinds)
+
+
+# (path as typed, the file it names relative to the project; None: a directory, every file below)
+PATH_FORMS = [
+    ("src/ws.ts", "src/ws.ts"),
+    ("./src/ws.ts", "src/ws.ts"),
+    ("src/../src/ws.ts", "src/ws.ts"),
+    ("../proj/src/ws.ts", "src/ws.ts"),
+    (".env", ".env"),
+    ("./.env", ".env"),
+    (".github/workflows/ci.yml", ".github/workflows/ci.yml"),
+    ("docs/my notes.md", "docs/my notes.md"),
+    ("  @docs/my notes.md ", "docs/my notes.md"),
+    ("{proj}/.env", ".env"),
+    ("{proj}/.github", ".github/workflows/ci.yml"),
+    ("{proj}/./src/../docs/my notes.md", "docs/my notes.md"),
+    ("env", "env"),  # a file named env, not .env
+    ("github/workflows/ci.yml", None),
+]
+
+
+@pytest.fixture
+def path_forms(pi_home, tmp_path):
+    proj = tmp_path / "proj"
+    sb = SessionBuilder(pi_home.sessions, str(proj))
+    sb.user("touch some files")
+    ids = {}
+    for rel in ("src/ws.ts", ".env", ".github/workflows/ci.yml", "docs/my notes.md", "env"):
+        ids[rel] = sb.assistant(tool_calls=[(rel, "edit", {"path": rel, "edits": [
+            {"oldText": "a", "newText": "b"}]})])
+        sb.tool_result(rel, "edit", "ok")
+    e = engine(pi_home.index)
+    e.refresh()
+    return e, proj, ids
+
+
+@pytest.mark.parametrize(("typed", "named"), PATH_FORMS, ids=[t for t, _ in PATH_FORMS])
+def test_file_filter_and_history_take_every_path_form(path_forms, typed, named):
+    """Relative paths resolve against the root; nothing is stripped as characters (`.env` is
+    not `env`), `..` stays within the root, spaces are part of the name."""
+    e, proj, ids = path_forms
+    from pi_event_search.core.authz import Scope
+
+    scope = Scope.of([str(proj)])
+    path = typed.replace("{proj}", str(proj))
+    expected = {ids[named]} if named else set()
+    found = {h["entryId"] for h in e.search("", Filters(file=path), scope, limit=50).hits}
+    assert found == expected, typed
+    if not typed.startswith("{proj}/.github"):  # a directory has no file history
+        history = e.file_history(path, scope)
+        assert {h["entryId"] for h in history.hits} == expected, typed

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from builder import SessionBuilder
 from engine_support import engine
-from piwriter import open_v1_with_pi
+from piwriter import open_with_pi
 from support import PiHome
 
 V1_HEADER = {"provider": "anthropic", "modelId": "claude-sonnet-4-5", "thinkingLevel": "off"}
@@ -78,7 +78,7 @@ def _states(home: PiHome, session_id: str) -> list[tuple[str, str, str]]:
 
 def test_v1_states_equal_pi_after_migration(pi_home: PiHome, tmp_path: Path) -> None:
     sessions = _sessions(pi_home)
-    pi = open_v1_with_pi([sb.path for sb in sessions], tmp_path / "v1-oracle.json")
+    pi = open_with_pi([sb.path for sb in sessions], tmp_path / "v1-oracle.json")
     for sb, rec in zip(sessions, pi, strict=True):
         assert rec["version"] == 3  # Pi did migrate the copy
         got = _states(pi_home, sb.session_id)

@@ -58,9 +58,4 @@ def _session_at(conn: sqlite3.Connection, path: str, scope: Scope) -> sqlite3.Ro
 
 
 def _still_there(at: sqlite3.Row) -> bool:
-    try:
-        with open(at["path"], "rb") as fh:
-            raw = jsonl.read_entry_line(fh, at["byte_off"], at["sub"])
-    except OSError:
-        return False
-    return raw is not None and jsonl.digest(raw) == at["lhash"]
+    return jsonl.read_entry(at["path"], at["byte_off"], at["sub"], at["lhash"]) is not None

@@ -120,17 +120,4 @@ def _locate(conn: sqlite3.Connection, target: Ref, scope: Scope) -> _Located | N
         [target.session_id, target.entry_id, *params]).fetchone()
     if row is None:
         return None
-    return _Located(row, _read_back(row["path"], row["byte_off"], row["sub"], row["lhash"]))
-
-
-def _read_back(path: str, offset: int, sub: int, lhash: bytes) -> dict[str, Any] | None:
-    try:
-        with open(path, "rb") as fh:
-            raw = jsonl.read_entry_line(fh, offset, sub)
-    except OSError:
-        return None
-    if raw is None or jsonl.digest(raw) != lhash:
-        return None
-    objects, _ = jsonl.parse_line(raw)
-    return objects[sub] if sub < len(objects) else None
-
+    return _Located(row, jsonl.read_entry(row["path"], row["byte_off"], row["sub"], row["lhash"]))

@@ -12,8 +12,9 @@ from typing import Any
 from pi_event_search.core import cursors
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.wire import FileHistoryResult, FileHit
-from pi_event_search.files.filerefs import TargetFile, file_hit, target_file
+from pi_event_search.files.filerefs import file_hit
 from pi_event_search.index import store, textcodec
+from pi_event_search.query.filepaths import TargetFile, target_file
 from pi_event_search.query.shapes import EVENT_COLUMNS
 from pi_event_search.source.pitools import FILE_CHANGE_TOOLS, FILE_READ_TOOLS
 
@@ -35,13 +36,16 @@ class History:
 
 def file_history(conn: sqlite3.Connection, path: str, scope: Scope, *, limit: int = 50,
                  cursor: str | None = None) -> History:
-    target = target_file(conn, path)
+    target = target_file(conn, path, scope.roots)
     if target is None:
         return History([], None, 0, 0)
     limit = max(1, min(limit, MAX_LIMIT))
     key = cursors.key(target.path, scope.roots, scope.current_session, scope.cutoff)
     gen = store.generation(conn)
-    offset = cursors.decode(cursor, key, gen, other="file", again="ask") if cursor else 0
+    at = cursors.decode(cursor, key, gen, other="file", again="ask") if cursor else (0,)
+    if len(at) != 1:
+        raise cursors.StaleCursor("not a cursor issued by this server")
+    offset = at[0]
     where, params = _where(target, scope)
     # The group counts ride along as window functions: one pass over the file's evidence.
     rows = conn.execute(

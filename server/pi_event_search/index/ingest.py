@@ -139,7 +139,8 @@ def _append(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observat
                  for r in conn.execute(
                      "SELECT seq, entry_id, parent_id, entry_type, facts FROM events "
                      "WHERE sid = ? ORDER BY seq", (sid,))]
-        batch.has_ids = batch.has_ids and not any(n.entry_id.startswith("v1~") for n in nodes)
+        batch.has_ids = batch.has_ids and not any(
+            n.entry_id.startswith("v1~") and not tree.skipped(n) for n in nodes)
         states = tree.compute(nodes + batch.nodes, batch.walkable)
         _update_states(conn, sid, nodes, states)
     batch.write(states)
@@ -154,7 +155,8 @@ def _extended(conn: sqlite3.Connection, sid: int, leaf: str | None, batch: Sessi
     new = batch.nodes
     if not new or not batch.has_ids or leaf is None or leaf.startswith("v1~"):
         return None
-    if new[0].parent_id != leaf or any(n.entry_type == "compaction" for n in new) or any(
+    if new[0].parent_id != leaf or any(n.entry_type == "compaction" or tree.skipped(n)
+                                       for n in new) or any(
             b.parent_id != a.entry_id for a, b in zip(new, new[1:], strict=False)):
         return None
     row = conn.execute("SELECT branch_state FROM events WHERE sid = ? AND entry_id = ?",

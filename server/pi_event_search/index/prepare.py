@@ -29,6 +29,7 @@ class Prepared:
     ts_ms: int | None
     event: Event
     packed: list[str | bytes]  # each fragment's text as stored
+    loaded: bool = True  # Pi's loader reads it (jsonl.Record.alone)
 
 
 @dataclass(slots=True)
@@ -54,7 +55,7 @@ def prepare(records: Iterable[jsonl.Record], cwd: str | None, skip_header: bool,
             raw_id if isinstance(raw_id, str) and raw_id else None,
             raw_parent if isinstance(raw_parent, str) and raw_parent else None,
             ts if isinstance(ts, str) else None, epoch_ms(ts), event,
-            [packer.pack(f.text) for f in event.fragments])
+            [packer.pack(f.text) for f in event.fragments], rec.alone)
 
 
 def parse_open(fh: BinaryIO, packer: Packer) -> ParsedFile:

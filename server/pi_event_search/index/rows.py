@@ -100,12 +100,13 @@ class SessionRows:
             entry_id = prep.raw_id if not self.exists(prep.raw_id) else f"{prep.raw_id}~{ordinal}"
             parent_id = prep.raw_parent
         else:
-            self.has_ids = False
+            self.has_ids = self.has_ids and not prep.loaded  # what Pi skips cannot break its tree
             entry_id = f"v1~{ordinal}"
             parent_id = self.prev_id  # Pi's own v1 migration chains entries linearly
         self.used.add(entry_id)
         self._rows(prep, entry_id, parent_id)
-        self.prev_id = entry_id
+        if prep.loaded:  # Pi's migration chains the entries it loaded, skipping the others
+            self.prev_id = entry_id
         self.seq += 1
 
     def _rows(self, prep: Prepared, entry_id: str, parent_id: str | None) -> None:
@@ -113,6 +114,8 @@ class SessionRows:
         eid = self.eid
         self.eid += 1
         facts = dict(ev.tree)
+        if not prep.loaded:
+            facts[tree.SKIPPED] = True
         kinds = ",".join(dict.fromkeys(f.kind for f in ev.fragments))
         self.events.append(_EventRow(
             eid, self.sid, entry_id, parent_id, self.seq, prep.line, prep.offset, prep.sub,
@@ -130,7 +133,7 @@ class SessionRows:
         self.calls.extend((self.sid, call_id, eid) for call_id in ev.call_ids)
         self.files.extend((eid, op, path, label) for op, path, label in ev.files)
         self.nodes.append(tree.Node(self.seq, entry_id, parent_id, ev.entry_type, facts))
-        if ev.entry_type == "session_info":
+        if ev.entry_type == "session_info" and prep.loaded:
             self.name, self.name_set = (facts.get("name") or None), True
 
     def flush_when_full(self) -> None:

@@ -83,6 +83,7 @@ def as_of(conn: sqlite3.Connection, scope: Scope, session_id: str | None) -> AsO
                  "WHERE sid = ? AND seq < ? ORDER BY seq",
                  (sid, cut["seq"] if cut is not None else 1 << 62))]
     # As ingest decides: Pi walks v1 files (a chain after its migration) and files with ids.
-    walkable = version < 2 or not any(n.entry_id.startswith("v1~") for n in nodes)
+    walkable = version < 2 or not any(n.entry_id.startswith("v1~") and not tree.skipped(n)
+                                      for n in nodes)
     states = tree.compute(nodes, walkable, leaf=cut["parent_id"] if cut is not None else None)
     return AsOf(sid, states.leaf, states.branch, states.selection)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 V1_PREFIX = "v1~"
+SKIPPED = "skipped"  # a fact: the entry is on a line Pi's loader cannot parse
 SELECTED, ALTERNATE, UNKNOWN = "selected", "alternate", "unknown"
 DIRECT, SUMMARIZED, NOT_SELECTED, NOT_APPLICABLE = (
     "direct", "summarized", "not-selected", "not-applicable")
@@ -46,23 +47,33 @@ def makes_context(node: Node) -> bool:
     return node.entry_type == "compaction"
 
 
+def skipped(node: Node) -> bool:
+    """Whether Pi's loader skips the entry (it shares its line with another object)."""
+    return bool(node.facts.get(SKIPPED))
+
+
 def compute(nodes: list[Node], has_tree: bool, leaf: str | None = None) -> States:
     """States for every node; `has_tree` is False when entries lack ids in a file whose version
     says they should have them (Pi itself cannot walk such a file: everything is unknown).
-    `leaf` defaults to the last node (the materialized leaf); an id not among the nodes too."""
-    if not nodes:
-        return States(None, {}, {}, [])
-    by_id = {n.entry_id: n for n in nodes}
-    leaf = leaf if leaf is not None and leaf in by_id else nodes[-1].entry_id
+    `leaf` defaults to the last node Pi loads (the materialized leaf); an id not among them too.
+    Entries Pi skips are `unknown` and take no part: Pi never sees them."""
+    loaded = [n for n in nodes if not skipped(n)]
+    unknown = {n.entry_id: UNKNOWN for n in nodes}
+    if not loaded:
+        return States(None, unknown, dict(unknown), [])
+    by_id = {n.entry_id: n for n in loaded}
+    leaf = leaf if leaf is not None and leaf in by_id else loaded[-1].entry_id
     path = _path(by_id, leaf) if has_tree else None
     if path is None:
-        unknown = {n.entry_id: UNKNOWN for n in nodes}
         return States(leaf, unknown, dict(unknown), [])
     on_path = set(path)
     rooted = _rooted(by_id)
-    branch = {n.entry_id: SELECTED if n.entry_id in on_path
-              else ALTERNATE if rooted.get(n.entry_id) else UNKNOWN for n in nodes}
-    selection = _selection(nodes, [by_id[i] for i in path], branch)
+    branch = dict(unknown)
+    branch.update({n.entry_id: SELECTED if n.entry_id in on_path
+                   else ALTERNATE if rooted.get(n.entry_id) else UNKNOWN for n in loaded})
+    order = {n.entry_id: i for i, n in enumerate(loaded, 1)}  # Pi's entry index (header = 0)
+    selection = dict(unknown)
+    selection.update(_selection(loaded, [by_id[i] for i in path], branch, order))
     return States(leaf, branch, selection, path)
 
 
@@ -107,7 +118,8 @@ def _rooted(by_id: dict[str, Node]) -> dict[str, bool]:
     return result
 
 
-def _selection(nodes: list[Node], path: list[Node], branch: dict[str, str]) -> dict[str, str]:
+def _selection(nodes: list[Node], path: list[Node], branch: dict[str, str],
+               order: dict[str, int]) -> dict[str, str]:
     selection: dict[str, str] = {}
     for n in nodes:
         if not makes_context(n):
@@ -122,7 +134,7 @@ def _selection(nodes: list[Node], path: list[Node], branch: dict[str, str]) -> d
             selection[n.entry_id] = DIRECT
     if last is None:
         return selection
-    kept_id = _first_kept(path[last])
+    kept_id = _first_kept(path[last], nodes, order)
     kept = next((i for i in range(last) if path[i].entry_id == kept_id), last)
     for i in range(last):
         n = path[i]
@@ -134,14 +146,14 @@ def _selection(nodes: list[Node], path: list[Node], branch: dict[str, str]) -> d
     return selection
 
 
-def _first_kept(compaction: Node) -> str | None:
+def _first_kept(compaction: Node, loaded: list[Node], order: dict[str, int]) -> str | None:
     kept = compaction.facts.get("firstKept")
     if isinstance(kept, str):
         return kept
     index = compaction.facts.get("firstKeptIndex")
-    own = compaction.entry_id.removeprefix(V1_PREFIX)
     if not isinstance(index, int) or not compaction.entry_id.startswith(V1_PREFIX):
         return None
-    # Pi's migrateV1ToV2 assigns ids in file order while it converts the index, so an index
-    # pointing at a later entry (or the header) resolves to nothing.
-    return f"{V1_PREFIX}{index}" if own.isdigit() and 1 <= index <= int(own) else None
+    # Pi's migrateV1ToV2 assigns ids in the order of the entries it loaded while it converts the
+    # index, so an index pointing at a later entry (or the header) resolves to nothing.
+    own = order.get(compaction.entry_id, 0)
+    return loaded[index - 1].entry_id if 1 <= index <= own else None

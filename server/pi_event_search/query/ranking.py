@@ -1,0 +1,226 @@
+"""One fixed ranking of a query's events, walked page by page from a position.
+
+Ranking every match of a common word costs a pass over all of them (bm25 needs each phrase's
+document frequency), so the matches are ranked in tiers: the newest CANDIDATES visible matching
+fragments form the first tier, the next CANDIDATES the second, and so on. A tier never splits an
+event (an event's fragments have consecutive fids, so a tier ends with the whole of its last
+event). Events ranked by relevance inside a tier; tiers newest first; the events matching the
+words as typed (phase 0) before those matching only through an inflection (phase 1). A page
+starts where the cursor's Position says and reads only the tiers it needs, so the order is the
+same for any page size and a later page costs about what the first does.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pi_event_search.core.filters import Filters
+from pi_event_search.query.parse import Parsed
+
+# bm25 is negative (lower is better); multiplying by a weight > 1 promotes a kind.
+KIND_WEIGHTS = {
+    "session.name": 2.0, "user.text": 1.5, "bash.command": 1.4, "tool.call": 1.3,
+    "assistant.text": 1.2, "summary.compaction": 1.1, "summary.branch": 1.1,
+    "tool.result": 1.0, "bash.output": 1.0, "custom.message": 0.8,
+}
+COLUMN_WEIGHTS = (1.0, 0.5)  # fragment text, then meta (tool name, error state, custom type)
+CANDIDATES = 1000  # matching fragments per tier (README, Ranking)
+TOP = 1 << 62  # above every fid: the first tier's bound
+_TOKEN = re.compile(r"[^\W_]+")
+_NO_TIME = -(1 << 62)
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where a page starts: the phase, the tier (its fragments have fid < below), the events of
+    that tier already shown, and the hits shown before (the next hit's rank)."""
+
+    phase: int = 0
+    below: int = TOP
+    skip: int = 0
+    rank: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Picked:
+    """One event chosen for a page: its evidence fragment and whether it matched only through an
+    inflection of a query word (tier 1)."""
+
+    eid: int
+    fid: int
+    tier: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """What a ranking is computed from: the parsed query, its filters (SQL on e and s with their
+    parameters), and the FTS5 phrases of the caller's scope that narrow the matches."""
+
+    parsed: Parsed
+    filters: Filters
+    where: list[str]
+    params: list[Any]
+    scope_fts: str | None
+
+
+def ranked(conn: sqlite3.Connection, q: Query, at: Position, limit: int
+           ) -> tuple[list[Picked], Position | None]:
+    """Up to `limit` events from `at`, and the position after them (None at the end)."""
+    picked: list[Picked] = []
+    for pick, after in _walk(conn, q, at):
+        if len(picked) == limit:
+            return picked, at
+        picked.append(pick)
+        at = after
+    return picked, None
+
+
+def _walk(conn: sqlite3.Connection, q: Query, at: Position
+          ) -> Iterator[tuple[Picked, Position]]:
+    """Every event from `at` on, each with the position just after it."""
+    phase, below, skip, rank = at.phase, at.below, at.skip, at.rank
+    while True:
+        match = q.parsed.match if phase == 0 else q.parsed.inflected
+        if match is None:
+            return
+        events, lower = _tier(conn, q, match, below, phase)
+        for i in range(skip, len(events)):
+            rank += 1
+            eid, fid = events[i]
+            yield Picked(eid, fid, phase), Position(phase, below, i + 1, rank)
+        if lower is not None:
+            below, skip = lower, 0
+        elif phase == 0 and q.parsed.inflected is not None:
+            phase, below, skip = 1, TOP, 0
+        else:
+            return
+
+
+def _tier(conn: sqlite3.Connection, q: Query, match: str, below: int, phase: int
+          ) -> tuple[list[tuple[int, int]], int | None]:
+    """The ranked (eid, fid) of the tier below `below`, and the next tier's bound (None when
+    this is the last tier). Phase 1 leaves out events that match the words as typed."""
+    narrow = " AND ".join(x for x in (q.scope_fts, _tool_phrases(q.filters)) if x)
+    full = f"({match}) AND {narrow}" if narrow else match
+    rows = _window(conn, full, q, f"fts.rowid < {int(below)}", CANDIDATES)
+    lower = None
+    if len(rows) >= CANDIDATES:
+        last_fid, last_eid = rows[-1][0], rows[-1][1]
+        first = conn.execute("SELECT min(fid) AS fid FROM fragments WHERE eid = ?",
+                             (last_eid,)).fetchone()["fid"]
+        if first < last_fid:  # the rest of the tier's last event
+            rows += _window(conn, full, q, f"fts.rowid >= {int(first)} AND "
+                                           f"fts.rowid < {int(last_fid)}", None)
+        lower = first
+    if not rows:
+        return [], None
+    scored = _scored(conn, match, rows)
+    if phase == 1:
+        exact = _matching(conn, f"({q.parsed.match}) AND {narrow}" if narrow else
+                          str(q.parsed.match), rows)
+        typed = {eid for fid, eid, *_ in rows if fid in exact}
+        scored = [r for r in scored if r[1] not in typed]
+    return _coalesce(scored), lower
+
+
+def _scored(conn: sqlite3.Connection, match: str, rows: list[tuple[Any, ...]]
+            ) -> list[tuple[Any, ...]]:
+    """(fid, eid, kind, score, ts_ms) of a tier's rows.
+
+    bm25 needs each phrase's document frequency, which FTS5 counts with a pass over every match
+    in the index (2.4 ms for `error` at 1 GB, more for phrases and prefixes): a full tier of
+    common words is ranked by kind and length instead, as bm25 would rank it if each term
+    occurred once. A last, smaller tier gets bm25 of the query's own phrases (a second, cheap
+    FTS5 query over the tier's rowid range; the directory and tool phrases that narrowed the
+    window are not scored)."""
+    if len(rows) >= CANDIDATES:
+        avg = sum(size for _, _, _, size, _ in rows) / len(rows) or 1.0
+        return [(fid, eid, kind, -2.2 / (1.3 + 0.9 * size / avg), ts)
+                for fid, eid, kind, size, ts in rows]
+    fids = [fid for fid, *_ in rows]
+    bm25 = dict(_tuples(conn).execute(
+        f"SELECT rowid, bm25(fts, {COLUMN_WEIGHTS[0]}, {COLUMN_WEIGHTS[1]}) FROM fts "
+        "WHERE fts MATCH ? AND rowid BETWEEN ? AND ?", (match, min(fids), max(fids))).fetchall())
+    return [(fid, eid, kind, bm25.get(fid, 0.0), ts) for fid, eid, kind, _, ts in rows]
+
+
+def _matching(conn: sqlite3.Connection, match: str, rows: list[tuple[Any, ...]]) -> set[int]:
+    """The fids among a tier's rowid range that `match` matches."""
+    fids = [fid for fid, *_ in rows]
+    return {r["fid"] for r in conn.execute(
+        "SELECT rowid AS fid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?",
+        (match, min(fids), max(fids)))}
+
+
+# Kinds whose FTS meta column always names the event's tool (tool.call fragments name their own
+# call, which need not be the event's first): a tool filter on them can narrow inside FTS5.
+_TOOL_META_KINDS = frozenset(("tool.result", "bash.command", "bash.output"))
+
+
+def _tool_phrases(f: Filters) -> str | None:
+    if not f.tools or not f.kinds or not set(f.kinds) <= _TOOL_META_KINDS:
+        return None
+    phrases = [" ".join(_TOKEN.findall(t)) for t in f.tools]
+    if not all(phrases):
+        return None
+    return "meta : (" + " OR ".join('"' + p.replace('"', '""') + '"' for p in phrases) + ")"
+
+
+def _window(conn: sqlite3.Connection, match: str, q: Query, rowids: str, limit: int | None
+            ) -> list[tuple[Any, ...]]:
+    """(fid, eid, kind, size, ts_ms) of the visible, filtered matching fragments in a rowid
+    range, newest first (SQLite drives from FTS5 and stops at the limit). The size is the stored
+    text's (compressed text counted at 2.5 characters a byte), read from the record header
+    without loading the text."""
+    kind_where, kind_params = fragment_filters(q.filters)
+    extra = (" AND " + " AND ".join(kind_where)) if kind_where else ""
+    sql = f"""
+      SELECT f.fid, f.eid, f.kind,
+             length(f.text) * (CASE typeof(f.text) WHEN 'blob' THEN 2.5 ELSE 1.0 END), e.ts_ms
+      FROM fts JOIN fragments f ON f.fid = fts.rowid JOIN events e ON e.eid = f.eid
+      JOIN sessions s ON s.sid = e.sid
+      WHERE fts MATCH ? AND {rowids} AND {' AND '.join(q.where)}{extra}
+      ORDER BY fts.rowid DESC{f' LIMIT {int(limit)}' if limit else ''}"""
+    return _tuples(conn).execute(sql, [match, *q.params, *kind_params]).fetchall()
+
+
+def fragment_filters(f: Filters) -> tuple[list[str], list[Any]]:
+    """Clauses on the fragment `f`: its kind, and not a call or result of an excluded tool (the
+    fragment's meta is the tool's name, with " error" after a failed result's)."""
+    where: list[str] = []
+    params: list[Any] = []
+    if f.kinds:
+        where.append(f"f.kind IN ({','.join('?' * len(f.kinds))})")
+        params += f.kinds
+    if f.exclude_tools:
+        names = [*f.exclude_tools, *(f"{t} error" for t in f.exclude_tools)]
+        where.append("NOT (f.kind IN ('tool.call', 'tool.result') "
+                     f"AND f.meta IN ({','.join('?' * len(names))}))")
+        params += names
+    return where, params
+
+
+def _tuples(conn: sqlite3.Connection) -> sqlite3.Cursor:
+    """A cursor yielding plain tuples: a tier is up to CANDIDATES rows, each unpacked right next
+    to its SELECT, where building sqlite3.Row objects would cost more than the FTS5 lookup."""
+    cur = conn.cursor()
+    cur.row_factory = None
+    return cur
+
+
+def _coalesce(rows: list[tuple[Any, ...]]) -> list[tuple[int, int]]:
+    """One (eid, fid) per event, its strongest fragment as evidence; best score first, then
+    newest, then eid. Scores are negative (lower is better); a kind weight > 1 promotes."""
+    best: dict[int, tuple[float, int, int]] = {}
+    weights = KIND_WEIGHTS
+    for fid, eid, kind, raw, ts in rows:
+        score = raw * weights.get(kind, 1.0)
+        old = best.get(eid)
+        if old is None or score < old[0] or (score == old[0] and fid < old[1]):
+            best[eid] = (score, fid, _NO_TIME if ts is None else ts)
+    order = sorted(best.items(), key=lambda kv: (kv[1][0], -kv[1][2], kv[0]))
+    return [(eid, v[1]) for eid, v in order]
