@@ -25,6 +25,7 @@ export function pickerSource(rt: Runtime, ctx: Pick<ExtensionContext, "cwd" | "s
 	const settings = rt.settings(ctx.cwd);
 	const roots = settings.roots?.length ? settings.roots : [authorizationRoot(ctx.cwd)];
 	const sm = ctx.sessionManager;
+	// The person's view: everything of the current session so far is left out (up to its leaf).
 	const current: CurrentSession = { sessionId: sm.getSessionId(), cutoff: sm.getLeafId() };
 	const ask = async <T>(method: string, params: object, signal?: AbortSignal): Promise<T> => {
 		try {
