@@ -417,6 +417,7 @@ class Bench:
     def in_process(self) -> None:
         os.environ["PI_CODING_AGENT_DIR"] = self.m["agent_dir"]
         from pi_event_search.core.authz import Scope
+        from pi_event_search.index.fulltext import FullText
         from pi_event_search.index.ingest import apply_file
         from pi_event_search.query.search import Filters
         from pi_event_search.service.engine import Engine
@@ -483,7 +484,7 @@ class Bench:
                         obs = Observation(live["path"], self.m["sessions_dir"], True, st.st_dev,
                                           st.st_ino, st.st_size, st.st_mtime_ns)
                         t0 = time.perf_counter()
-                        apply_file(engine.conn, obs, live["sessionId"])
+                        apply_file(engine.conn, FullText(engine.conn), obs, live["sessionId"])
                         apply.append((time.perf_counter() - t0) * 1000)
             costs[label] = {"file_mb": round(Path(live["path"]).stat().st_size / 1e6, 1),
                             "refresh_ms": dist(full), "apply_file_ms": dist(apply)}
