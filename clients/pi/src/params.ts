@@ -75,7 +75,7 @@ export function prepareSearch(args: unknown): SearchArgs {
 	return args as SearchArgs;
 }
 
-export function searchRequest(args: SearchArgs, current: CurrentSession): object {
+export function searchRequest(args: SearchArgs, current: CurrentSession | undefined): object {
 	const filters: Record<string, unknown> = {};
 	// Left out unless asked for by name (tool=event_search finds earlier searches).
 	if (!(OWN_TOOLS as readonly string[]).includes(args.tool ?? "")) filters.excludeTool = [...OWN_TOOLS];
@@ -88,11 +88,11 @@ export function searchRequest(args: SearchArgs, current: CurrentSession): object
 	if (args.branchState) filters.branchState = [args.branchState];
 	if (args.file) filters.file = args.file;
 	const limit = Math.min(Math.max(args.limit ?? SEARCH_LIMIT.default, 1), SEARCH_LIMIT.max);
-	return { query: args.query, limit, filters, currentSession: current };
+	return { query: args.query, limit, filters, ...session(current) };
 }
 
 /** `length` defaults to the answer's budget: the formatter cuts what does not fit anyway. */
-export function readRequest(args: ReadArgs, current: CurrentSession, maxChars: number): object {
+export function readRequest(args: ReadArgs, current: CurrentSession | undefined, maxChars: number): object {
 	const ref = parseRef(args.ref);
 	return {
 		ref: ref.ref,
@@ -102,10 +102,18 @@ export function readRequest(args: ReadArgs, current: CurrentSession, maxChars: n
 		before: args.before ?? 1,
 		after: args.after ?? 1,
 		order: args.order ?? "append",
-		currentSession: current,
+		...session(current),
 	};
 }
 
-export function traceRequest(args: TraceArgs, current: CurrentSession): object {
-	return { ref: parseRef(args.ref).ref, currentSession: current };
+export function traceRequest(args: TraceArgs, current: CurrentSession | undefined): object {
+	return { ref: parseRef(args.ref).ref, ...session(current) };
+}
+
+/**
+ * The caller's session for the server, which requires a cutoff: a session with no entry yet (no
+ * leaf) has nothing to hide, and is not named.
+ */
+function session(current: CurrentSession | undefined): { currentSession?: CurrentSession } {
+	return current?.cutoff ? { currentSession: current } : {};
 }
