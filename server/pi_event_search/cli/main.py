@@ -25,6 +25,9 @@ from pi_event_search.query.parse import QueryTooLong
 from pi_event_search.query.search import Filters, StaleCursor
 from pi_event_search.service.engine import Engine
 
+CLI_WAIT = 10.0  # seconds a command waits for another process indexing, then answers as is
+INDEX_WAIT = 3600.0  # seconds `index` waits for another process's pass
+
 
 class UsageError(Exception):
     pass
@@ -154,7 +157,7 @@ def _run(args: argparse.Namespace) -> int:
         status = engine.status(None if args.all else _scope(args))
         _out(status) if args.json else render_text.status(status)
         return 0
-    engine.refresh(render_text.progress_printer())
+    engine.refresh_or_wait(render_text.progress_printer(), CLI_WAIT)
     if args.command == "search":
         return _search(engine, args)
     if args.command == "read":
@@ -172,7 +175,9 @@ def _run(args: argparse.Namespace) -> int:
 
 def _index(engine: Engine, watch: bool) -> int:
     started = time.monotonic()
-    report = engine.refresh(render_text.progress_printer())
+    report = engine.refresh_or_wait(render_text.progress_printer(), INDEX_WAIT)
+    if not engine.writer:
+        print(f"pid {engine.writer_pid()} indexes this index; waited for it", file=sys.stderr)
     changes = ", ".join(f"{n} {k}" for k, n in sorted(report.changed.items())) or "nothing"
     print(f"indexed {report.files} files in {time.monotonic() - started:.1f}s: {changes}; "
           f"{report.events} new events, {report.removed} sessions removed", file=sys.stderr)
@@ -198,8 +203,10 @@ def _search(engine: Engine, args: argparse.Namespace) -> int:
         else args.file)
     page = engine.search(args.query, filters, _scope(args), limit=args.limit, cursor=args.cursor,
                          prefix_last=args.prefix_last)
+    indexing = engine.indexing()
+    render_text.indexing_note(indexing)
     if args.json:
-        _out({"hits": page.hits, "nextCursor": page.next_cursor})
+        _out({"hits": page.hits, "nextCursor": page.next_cursor, "indexing": indexing})
     else:
         render_text.hits(page.hits, page.next_cursor)
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
-from pi_event_search.core.wire import Hit, ReadResult, StatusResult, TraceResult
+from pi_event_search.core.wire import Hit, Indexing, ReadResult, StatusResult, TraceResult
 from pi_event_search.index.indexer import Progress
 
 
@@ -28,6 +28,12 @@ def progress_printer() -> Progress:
         sys.stderr.flush()
 
     return report
+
+
+def indexing_note(state: Indexing | None) -> None:
+    """One line on stderr while the index is still being built (docs/protocol.md)."""
+    if state is not None:
+        print(f"still indexing: {state['percent']}% of sessions", file=sys.stderr)
 
 
 def status(s: StatusResult) -> None:

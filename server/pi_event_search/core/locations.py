@@ -19,6 +19,11 @@ def cache_dir() -> Path:
     return base / "pi-event-search"
 
 
-def default_index_path() -> Path:
+def default_index_path(schema_version: int) -> Path:
+    """`$PI_EVENT_SEARCH_INDEX`, else one file per schema version in the cache directory: two
+    versions of the server on one machine (an editor's private one, the CLI's) never drop each
+    other's index."""
     explicit = os.environ.get("PI_EVENT_SEARCH_INDEX")
-    return Path(explicit).expanduser() if explicit else cache_dir() / "index.sqlite3"
+    if explicit:
+        return Path(explicit).expanduser()
+    return cache_dir() / f"index-v{schema_version}.sqlite3"

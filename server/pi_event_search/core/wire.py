@@ -37,9 +37,25 @@ class Hit(TypedDict):
     source: Source
 
 
+class Indexing(TypedDict):
+    """How far the writer's indexing pass has come (null in a result when complete)."""
+    phase: Literal["first-index", "rebuild", "refresh"]
+    sessionsIndexed: int
+    sessionsTotal: int
+    percent: int  # of sessions, 0-100
+
+
 class SearchResult(TypedDict):
     hits: list[Hit]
     nextCursor: str | None
+    indexing: NotRequired[Indexing | None]
+
+
+class ServerState(TypedDict):
+    state: Literal["opening", "indexing", "ready", "failed"]
+    role: Literal["writer", "reader"]
+    writerPid: int | None
+    lastError: str | None
 
 
 class Node(TypedDict):
@@ -234,6 +250,7 @@ class StatusResult(TypedDict):
     skipped: list[Skipped]
     sessionDirs: list[str]
     roots: list[str] | None
+    server: NotRequired[ServerState]
 
 
 class ReindexResult(TypedDict):

@@ -68,11 +68,15 @@ def known_files(conn: sqlite3.Connection) -> tuple[dict[str, FileRow], Settled]:
 
 
 def quiet(observed: list[Observation], known: dict[str, FileRow],
-           settled: Settled) -> bool:
-    """Every file is as the last pass left it (same root, identity, size and mtime; indexed,
+           settled: Settled, roots: set[str]) -> bool:
+    """Every file under `roots` (the directories this pass scans: files under others are not its
+    business) is as the last pass left it (same root, identity, size and mtime; indexed,
     duplicate or skipped; old enough that its mtime cannot hide a change) and none is gone: with
     the same inputs, the pass would change nothing."""
-    if settled.pending or len(observed) != len(known) or len(settled) != len(known):
+    if settled.pending:
+        return False
+    mine = sum(1 for r in known.values() if r.root in roots)
+    if len(observed) != mine or sum(1 for v in settled.values() if v[0] in roots) != mine:
         return False
     racy = time.time_ns() - RACY_NS
     for obs in observed:

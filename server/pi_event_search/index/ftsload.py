@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pi_event_search.index import store, textcodec
+from pi_event_search.index import locks, store, textcodec
 
 try:
     import fcntl
@@ -39,41 +39,13 @@ except ImportError:  # not POSIX: no side load (begin returns None), one writer 
     fcntl = resource = None  # type: ignore[assignment]
 from pi_event_search.core.authz import place_tokens, with_places
 from pi_event_search.index.ftsworker import COMMIT, DELETE, END, INSERT, ROLLBACK, frame
+from pi_event_search.index.fulltext import INSERT_SQL, FullText
 from pi_event_search.index.readahead import cores
 
-_INSERT = "INSERT INTO fts (rowid, text, meta) VALUES (?,?,?)"
-_DELETE = "INSERT INTO fts (fts, rowid, text, meta) VALUES ('delete', ?, ?, ?)"
 _SHADOW = ("fts_data", "fts_idx", "fts_docsize", "fts_config")
 _CATCH_UP_ROWS = 2000
 FRAME_CHARS = 1 << 20
 QUEUED = 12
-
-# Connection id -> the load feeding its side database (the rows' route while one runs).
-_ACTIVE: dict[int, FtsLoad] = {}
-
-
-def insert(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
-    """(fid, text, meta) rows into the full-text index: the side database during a load, and
-    an empty placeholder per row in the main one (so that, as always, every fragment committed
-    has its full-text row; the copy at the end replaces them all)."""
-    load = _ACTIVE.get(id(conn))
-    if load is None:
-        conn.executemany(_INSERT, rows)
-    elif rows:
-        conn.executemany(_INSERT, ((r[0], "", "") for r in rows))
-        load.send((INSERT, list(rows)))
-
-
-def delete(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
-    """Forget (fid, original text, meta) rows: a contentless FTS5 table needs the text."""
-    load = _ACTIVE.get(id(conn))
-    if load is None:
-        conn.executemany(_DELETE, rows)
-    else:
-        rows = list(rows)
-        conn.executemany(_DELETE, ((r[0], "", "") for r in rows))
-        load.send((DELETE, rows))
-
 
 def _main_file(conn: sqlite3.Connection) -> str:
     return str(next(r["file"] for r in conn.execute("PRAGMA database_list")
@@ -84,31 +56,31 @@ def side_path(conn: sqlite3.Connection) -> Path:
     return Path(_main_file(conn) + ".fts-load.sqlite3")
 
 
+OTHER_LOADER_WAIT = 120.0  # seconds; only a process without the writer lease (an older
+# server on the same file) can be loading beside us
+
+
 def wait_for_other_loader(conn: sqlite3.Connection) -> None:
-    """Block while another process is bulk loading this index (it holds the side file's lock)."""
+    """Wait (bounded: locks.Busy says so) while another process is bulk loading this index (it
+    holds the side file's lock)."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'fts_load'").fetchone()
-    if row is None or fcntl is None:
-        return
     path = side_path(conn)
-    try:
-        fd = os.open(path, os.O_RDWR)
-    except FileNotFoundError:
+    if row is None or fcntl is None or not path.exists():
         return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-    finally:
-        os.close(fd)  # closing releases the lock
+    locks.unlock(locks.wait_lock(path, OTHER_LOADER_WAIT, "another process's bulk load"))
 
 
-def begin(conn: sqlite3.Connection) -> FtsLoad | None:
-    """Start a side load for a bulk load into an empty full-text index, with two cores or
-    more (PIES_FTS_LOAD=0 turns it off, =1 forces it); None when the rows go to the main index
-    as usual."""
+def begin(conn: sqlite3.Connection, *, first: bool = False) -> FtsLoad | None:
+    """Start a side load for a bulk load into an empty full-text index (or, `first`, an index
+    whose only rows are this first pass's newest sessions: caught up like a killed load's), with
+    two cores or more (PIES_FTS_LOAD=0 turns it off, =1 forces it); None when the rows go to the
+    main index as usual."""
     resumed = conn.execute("SELECT 1 FROM meta WHERE key = 'fts_load'").fetchone() is not None
     forced = os.environ.get("PIES_FTS_LOAD")
     load = None
     if fcntl is not None and (forced == "1" or (forced != "0" and cores() >= 2)):
-        if not resumed and conn.execute("SELECT 1 FROM fts_docsize LIMIT 1").fetchone():
+        if not resumed and not first \
+                and conn.execute("SELECT 1 FROM fts_docsize LIMIT 1").fetchone():
             return None  # not empty: a side index could not be copied in
         # No side file possible here (a read-only directory...): one writer, as before.
         with contextlib.suppress(OSError):
@@ -121,8 +93,6 @@ def begin(conn: sqlite3.Connection) -> FtsLoad | None:
         return None
     with store.transaction(conn):
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('fts_load', '1')")
-    _ACTIVE[id(conn)] = load
-    store.FOLLOWERS[id(conn)] = load
     try:
         load.catch_up()
     except BaseException:
@@ -131,11 +101,16 @@ def begin(conn: sqlite3.Connection) -> FtsLoad | None:
     return load
 
 
-class FtsLoad:
+class FtsLoad(FullText):
+    """The full-text route of a bulk load (see the module's doc): placeholders in the main
+    index, the real rows to the worker; its transactions follow the main index's."""
+
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
-        self.conn, self.path = conn, path
-        self.lock = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        fcntl.flock(self.lock, fcntl.LOCK_EX)
+        super().__init__(conn)
+        self.path = path
+        self.feeding = True  # until close_input: rows go to the side database
+        self.lock: int | None = locks.wait_lock(path, OTHER_LOADER_WAIT,
+                                                "another process's bulk load")
         os.ftruncate(self.lock, 0)  # whatever a killed load left: rebuilt from the fragments
         for extra in ("-journal", "-wal", "-shm"):
             Path(str(path) + extra).unlink(missing_ok=True)
@@ -144,7 +119,7 @@ class FtsLoad:
                 [sys.executable, "-m", "pi_event_search.index.ftsworker", str(path)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError:
-            os.close(self.lock)
+            self._unlock()
             raise
         # Rows go over in frames of about FRAME_CHARS characters of text, at most QUEUED of them
         # waiting: enough to carry the worker over the writer's pauses (a commit, a big file).
@@ -157,6 +132,23 @@ class FtsLoad:
         self.rss = (0.0, 0.0)  # peak MB of this process and of the worker, once it is done
         self.thread = threading.Thread(target=self._run, name="pies-fts-send", daemon=True)
         self.thread.start()
+
+    def insert(self, rows: list[tuple[Any, ...]]) -> None:
+        """Placeholders here (every committed fragment has its full-text row; the copy at the
+        end replaces them all), the rows themselves to the side database."""
+        if not self.feeding:
+            super().insert(rows)
+        elif rows:
+            super().insert([(r[0], "", "") for r in rows])
+            self.send((INSERT, list(rows)))
+
+    def delete(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        if not self.feeding:
+            super().delete(rows)
+            return
+        rows = list(rows)
+        super().delete([(r[0], "", "") for r in rows])
+        self.send((DELETE, rows))
 
     def send(self, op: tuple[bytes, Any]) -> None:
         if op[0] == INSERT:
@@ -177,10 +169,12 @@ class FtsLoad:
             self.q.put(op)
 
     def commit(self) -> None:
-        self.send((COMMIT, None))
+        if self.feeding:
+            self.send((COMMIT, None))
 
     def rollback(self) -> None:
-        self.send((ROLLBACK, None))
+        if self.feeding:
+            self.send((ROLLBACK, None))
 
     def catch_up(self) -> None:
         """The fragments a killed load already committed, with their text as indexed."""
@@ -220,13 +214,19 @@ class FtsLoad:
         self.abandoned = True
         self.close_input()
         self.thread.join()
-        os.close(self.lock)
+        self._unlock()
+
+    def _unlock(self) -> None:
+        """Release the side file's lock, once, on every path (success, error, abandon)."""
+        if self.lock is not None:
+            fd, self.lock = self.lock, None
+            locks.unlock(fd)
 
     def close_input(self) -> None:
         """No more rows: the side thread merges its segments (FTS5 optimize) while the writer
         does its own end-of-load work."""
-        if _ACTIVE.pop(id(self.conn), None) is not None:
-            store.FOLLOWERS.pop(id(self.conn), None)
+        if self.feeding:
+            self.feeding = False
             self.send((END, None))
 
     def finish(self) -> None:
@@ -252,8 +252,8 @@ class FtsLoad:
             copier.execute("DETACH side")
         finally:
             copier.close()
-        os.close(self.lock)
         self.path.unlink(missing_ok=True)
+        self._unlock()
 
 
 def _peak_rss() -> tuple[float, float]:
@@ -274,7 +274,7 @@ def _same_rows(conn: sqlite3.Connection) -> bool:
 def _reindex(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO main.fts(fts) VALUES ('delete-all')")
     for rows in _committed(conn):
-        conn.executemany(_INSERT.replace("INTO fts", "INTO main.fts"), rows)
+        conn.executemany(INSERT_SQL.replace("INTO fts", "INTO main.fts"), rows)
 
 
 def _committed(conn: sqlite3.Connection) -> Iterator[list[tuple[Any, ...]]]:

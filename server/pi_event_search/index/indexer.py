@@ -10,11 +10,14 @@ import os
 import sqlite3
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from pi_event_search.index import ftsload, store, textcodec
+from pi_event_search.index import progress as progress_mod
 from pi_event_search.index.filestate import FileRow, known_files, quiet
+from pi_event_search.index.fulltext import FullText
 from pi_event_search.index.ingest import Outcome, apply_file, mark_stale
 from pi_event_search.index.prepare import sample_texts
 from pi_event_search.index.progress import Eta
@@ -32,6 +35,8 @@ from pi_event_search.source.discovery import (
 # (files done, files in the pass, what is happening: bytes done of bytes to do and time left)
 Progress = Callable[[int, int, str], None]
 BULK_BYTES = 256 << 20  # new bytes that make a pass a bulk load even on a non-empty index
+FIRST_SLICE_BYTES = 16 << 20  # newest sessions a first index commits as it goes (about 1 s)
+PUBLISH_FILES = 50  # a refresh of this many files says how far it has come
 
 
 @dataclass(slots=True)
@@ -51,15 +56,42 @@ class Report:
         self.events += outcome.events
 
 
+@dataclass(slots=True)
+class Pass:
+    """One indexing pass: what it observed and decided, and where its rows go."""
+
+    conn: sqlite3.Connection
+    fulltext: FullText
+    observed: list[Observation]
+    infos: dict[str, HeaderInfo]
+    canonical: dict[str, Observation]
+    known: dict[str, FileRow]
+    todo: list[Observation]
+    bulk: bool
+    progress: Progress | None
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    eta: Eta = field(default_factory=lambda: Eta(0))
+    ahead: ReadAhead | None = None
+    phase: str | None = None  # published for readers (progress.publish) when not None
+    done: int = 0  # session files applied so far, of len(todo)
+
+
 def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
             progress: Progress | None = None) -> Report:
-    """Bring the index up to date with what is on disk now."""
+    """Bring the index up to date with what is on disk now. A first index (or a rebuild) applies
+    the newest sessions first and commits them as it goes: they answer searches within a second
+    or two, while the rest goes on at the bulk load's speed (docs/process-model.md)."""
     ftsload.wait_for_other_loader(conn)
     observed, unavailable = scan(dirs)
+    roots = {d.path for d in dirs}
     report = Report(files=len(observed))
     known, settled = known_files(conn)
-    if not unavailable and quiet(observed, known, settled):
-        # Nothing to open, write or forget: no write transaction at all.
+    if not unavailable and quiet(observed, known, settled, roots):
+        # Nothing to open, write or forget: no write transaction at all (but once, to say that
+        # a new index, or one whose writer died in a pass, is complete).
+        if progress_mod.indexing(conn) is not None:
+            with store.transaction(conn):
+                progress_mod.clear(conn)
         report.changed["unchanged"] = settled.indexed
         report.generation = store.generation(conn)
         return report
@@ -69,44 +101,98 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
     todo = [o for o in observed if _to_apply(o, infos[o.path], canonical, known.get(o.path))]
     new = sum(o.size for o in todo if _fresh(known.get(o.path)))
     bulk = pending or (new > 0 and not known) or new >= BULK_BYTES
+    phase = progress_mod.FIRST_INDEX if not known or (pending and not settled.indexed) \
+        else progress_mod.REBUILD if bulk else progress_mod.REFRESH
+    p = Pass(conn, FullText(conn), observed, infos, canonical, known, todo, bulk, progress,
+             phase=phase if bulk or len(todo) >= PUBLISH_FILES else None)
+    if p.phase is not None:  # readers know at once that a pass is under way
+        with store.transaction(conn):
+            progress_mod.publish(conn, p.phase, 0, len(todo))
     load = None
-    if bulk:
-        store.bulk_begin(conn)
-        if textcodec.packer(conn) is textcodec.PLAIN:  # the index's first load: a dictionary
-            with store.transaction(conn):
-                textcodec.train(conn, sample_texts([o.path for o in todo]))
-        load = ftsload.begin(conn)
     try:
-        _apply_all(conn, observed, infos, canonical, known, report, progress, todo, bulk)
-        with store.WriteBatch(conn) as batch:
+        if bulk:
+            load = _bulk_apply(p, report)
+        else:
+            _apply_all(p, report)
+        with store.WriteBatch(conn, fulltext=p.fulltext) as batch:
             batch.begin()
-            report.removed = _forget(conn, {o.path for o in observed}, {d.path for d in dirs},
-                                     unavailable)
+            report.removed = _forget(p, {o.path for o in observed}, roots, unavailable)
             batch.dirty |= report.removed > 0
+            if p.phase is not None and not bulk:
+                progress_mod.clear(conn)
+        if bulk:
+            _end_bulk(conn, load, progress, len(observed))
     except BaseException:
         if load is not None:
-            load.abandon()
+            load.abandon()  # releases its lock; the flags stay and the next pass resumes
         raise
-    if bulk:
-        if progress is not None:
-            progress(len(observed), len(observed), "merging the full-text index")
-        started = time.monotonic()
-        if load is not None:
-            load.close_input()
-            store.bulk_indexes(conn)  # while the side thread merges
-            load.finish()
-            if os.environ.get("PIES_INDEX_STATS"):
-                print(f"index stats: full-text worker cpu {load.cpu:.2f} s; peak rss "
-                      f"{load.rss[0]:.1f} MB here, {load.rss[1]:.1f} MB in the worker",
-                      file=sys.stderr)
-        store.bulk_end(conn)
-        if os.environ.get("PIES_INDEX_STATS"):
-            print(f"index stats: final merge and indexes {time.monotonic() - started:.2f} s",
-                  file=sys.stderr)
     report.generation = store.generation(conn)
     if progress is not None:
         progress(len(observed), len(observed), "")
     return report
+
+
+def _bulk_apply(p: Pass, report: Report) -> ftsload.FtsLoad | None:
+    """Newest first: a slice of the newest sessions straight into the main full-text index,
+    committed every half second; then the rest through the side load (ftsload)."""
+    conn = p.conn
+    store.bulk_begin(conn)
+    if textcodec.packer(conn) is textcodec.PLAIN:  # the index's first load: a dictionary
+        with store.transaction(conn):
+            textcodec.train(conn, sample_texts([o.path for o in p.todo]))
+    head, tail = _newest_slice(p.observed, {o.path for o in p.todo})
+    everything, p.observed = p.observed, head
+    fresh = not p.known
+    p.bulk = not fresh  # the slice commits as often as a refresh does: it answers soonest
+    _apply_all(p, report)
+    p.observed, p.bulk = tail, True
+    load = ftsload.begin(conn, first=fresh)
+    p.fulltext = load or FullText(conn)
+    _apply_all(p, report)
+    p.observed = everything
+    return load
+
+
+def _newest_slice(observed: list[Observation], todo: set[str]
+                  ) -> tuple[list[Observation], list[Observation]]:
+    """The newest files to apply, up to FIRST_SLICE_BYTES (a file bigger than that on its own, such
+    as a 100 MB live session, waits for the bulk load: it would hold the first commit back), and
+    the rest, newest first."""
+    head: list[Observation] = []
+    tail: list[Observation] = []
+    budget = FIRST_SLICE_BYTES
+    for obs in sorted(observed, key=lambda o: -o.mtime_ns):
+        if obs.path in todo and obs.size <= budget:
+            head.append(obs)
+            budget -= obs.size
+        elif obs.path in todo:
+            tail.append(obs)
+            if obs.size <= FIRST_SLICE_BYTES:
+                budget = 0  # the slice is full: the head stays the newest sessions in a row
+        else:
+            head.append(obs)  # unchanged and not sessions: nothing to load, cheap either way
+    return head, tail
+
+
+def _end_bulk(conn: sqlite3.Connection, load: ftsload.FtsLoad | None, progress: Progress | None,
+              files: int) -> None:
+    if progress is not None:
+        progress(files, files, "merging the full-text index")
+    started = time.monotonic()
+    if load is not None:
+        load.close_input()
+        store.bulk_indexes(conn)  # while the side thread merges
+        load.finish()
+        if os.environ.get("PIES_INDEX_STATS"):
+            print(f"index stats: full-text worker cpu {load.cpu:.2f} s; peak rss "
+                  f"{load.rss[0]:.1f} MB here, {load.rss[1]:.1f} MB in the worker",
+                  file=sys.stderr)
+    store.bulk_end(conn)
+    with store.transaction(conn):
+        progress_mod.clear(conn)
+    if os.environ.get("PIES_INDEX_STATS"):
+        print(f"index stats: final merge and indexes {time.monotonic() - started:.2f} s",
+              file=sys.stderr)
 
 
 def _to_apply(obs: Observation, info: HeaderInfo, canonical: dict[str, Observation],
@@ -121,14 +207,14 @@ def _fresh(row: FileRow | None) -> bool:
     return row is None or row.status != "indexed"
 
 
-def _read_ahead(conn: sqlite3.Connection, todo: list[Observation], known: dict[str, FileRow]
-                ) -> ReadAhead | None:
+def _read_ahead(p: Pass) -> ReadAhead | None:
     """A parsing thread for the files that will be parsed whole, when there is a second core and
-    enough work to be worth one."""
-    paths = [o.path for o in todo if _fresh(known.get(o.path))]
+    enough work to be worth one (in the order the pass applies them)."""
+    todo = {o.path for o in p.todo}
+    paths = [o.path for o in p.observed if o.path in todo and _fresh(p.known.get(o.path))]
     if cores() < 2 or len(paths) < 2:
         return None
-    return ReadAhead(paths, textcodec.packer(conn))
+    return ReadAhead(paths, textcodec.packer(p.conn))
 
 
 def refresh_paths(conn: sqlite3.Connection, paths: set[str]) -> Report | None:
@@ -150,76 +236,94 @@ def refresh_paths(conn: sqlite3.Connection, paths: set[str]) -> Report | None:
         observed.append((Observation(path, row["root"], bool(row["live"]), st.st_dev, st.st_ino,
                                      st.st_size, st.st_mtime_ns), row["session_id"]))
     report = Report(files=len(observed))
-    with store.WriteBatch(conn) as batch:
+    fulltext = FullText(conn)
+    with store.WriteBatch(conn, fulltext=fulltext) as batch:
         batch.begin()
         for obs, session_id in observed:
-            outcome = apply_file(conn, obs, session_id)
+            outcome = apply_file(conn, fulltext, obs, session_id)
             report.count(outcome)
             batch.dirty |= outcome.change in ("appended", "rebuilt")
     report.generation = store.generation(conn)
     return report
 
 
-def _apply_all(conn: sqlite3.Connection, observed: list[Observation],
-               infos: dict[str, HeaderInfo], canonical: dict[str, Observation],
-               known: dict[str, FileRow], report: Report,
-               progress: Progress | None, todo: list[Observation], bulk: bool) -> None:
-    outcomes: dict[str, Outcome] = {}
-    eta = Eta(sum(o.size for o in todo))
-    ahead = _read_ahead(conn, todo, known)
-    switch = sys.getswitchinterval()
-    if ahead is not None:  # the writer gets the GIL back quickly after each SQLite step
-        sys.setswitchinterval(0.0005)
+@contextmanager
+def _short_switch_interval(on: bool) -> Iterator[None]:
+    """While a read-ahead thread parses beside the writer, the writer gets the GIL back quickly
+    after each SQLite step (the default 5 ms interval left it waiting). CPython's interval is
+    process-wide: in the language server it also applies, for the pass only, to the event loop
+    and request threads, which then also get the GIL sooner (shorter waits, a little more
+    switching overhead). Restored on every exit."""
+    if not on:
+        yield
+        return
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)
     try:
-        _apply_each(conn, observed, infos, canonical, known, outcomes, progress, eta, ahead, bulk)
+        yield
     finally:
-        if ahead is not None:
-            ahead.close()
-            sys.setswitchinterval(switch)
+        sys.setswitchinterval(before)
+
+
+def _apply_all(p: Pass, report: Report) -> None:
+    if not p.observed:
+        return
+    p.eta = Eta(sum(o.size for o in p.todo))
+    p.ahead = _read_ahead(p)
+    try:
+        with _short_switch_interval(p.ahead is not None):
+            _apply_each(p)
+    finally:
+        if p.ahead is not None:
+            p.ahead.close()
         if os.environ.get("PIES_INDEX_STATS"):  # bench: the CPU of each thread (critical path)
             print(f"index stats: writer cpu {time.thread_time():.2f} s, read-ahead cpu "
-                  f"{ahead.cpu if ahead else 0:.2f} s, bulk {bulk}", file=sys.stderr)
-    for outcome in outcomes.values():
+                  f"{p.ahead.cpu if p.ahead else 0:.2f} s, bulk {p.bulk}", file=sys.stderr)
+    for outcome in p.outcomes.values():
         report.count(outcome)
+    p.outcomes.clear()  # a first index applies in two slices: each counted once
 
 
-def _apply_each(conn: sqlite3.Connection, observed: list[Observation],
-                infos: dict[str, HeaderInfo], canonical: dict[str, Observation],
-                known: dict[str, FileRow], outcomes: dict[str, Outcome],
-                progress: Progress | None, eta: Eta, ahead: ReadAhead | None, bulk: bool
-                ) -> None:
-    def one(obs: Observation) -> None:
-        info = infos[obs.path]
-        if info.session_id is None:
-            _not_a_session(conn, obs, info, known.get(obs.path), outcomes)
-        elif canonical[info.session_id].path != obs.path:
-            _duplicate(conn, obs, info.session_id, canonical[info.session_id].path)
-        elif _settled(obs, known.get(obs.path)):
-            outcomes[obs.path] = Outcome("unchanged")
-        else:
-            parsed = ahead.take(obs.path) if ahead is not None else None
-            outcome = outcomes[obs.path] = apply_file(conn, obs, info.session_id, parsed)
-            batch.dirty |= outcome.change in ("appended", "rebuilt")
-            eta.add(obs.size)
+def _apply_one(p: Pass, batch: store.WriteBatch, obs: Observation) -> None:
+    info = p.infos[obs.path]
+    if info.session_id is None:
+        _not_a_session(p.conn, obs, info, p.known.get(obs.path), p.outcomes)
+    elif p.canonical[info.session_id].path != obs.path:
+        _duplicate(p.conn, obs, info.session_id, p.canonical[info.session_id].path)
+    elif _settled(obs, p.known.get(obs.path)):
+        p.outcomes[obs.path] = Outcome("unchanged")
+    else:
+        parsed = p.ahead.take(obs.path) if p.ahead is not None else None
+        outcome = p.outcomes[obs.path] = apply_file(p.conn, p.fulltext, obs, info.session_id,
+                                                    parsed)
+        batch.dirty |= outcome.change in ("appended", "rebuilt")
+        p.eta.add(obs.size)
+        p.done += 1
 
-    with store.WriteBatch(conn) as batch:
-        if bulk:
+
+def _apply_each(p: Pass) -> None:
+    with store.WriteBatch(p.conn, fulltext=p.fulltext) as batch:
+        if p.bulk:
             batch.seconds *= store.BULK_COMMIT_FACTOR
+        if p.phase is not None:
+            phase = p.phase
+            batch.before_commit = lambda: progress_mod.publish(p.conn, phase, p.done,
+                                                               len(p.todo))
         applied: list[Observation] = []  # in the open transaction
-        for i, obs in enumerate(observed):
-            if progress is not None:
-                progress(i, len(observed), eta.text())
+        for i, obs in enumerate(p.observed):
+            if p.progress is not None:
+                p.progress(i, len(p.observed), p.eta.text())
             batch.begin()
             try:
-                one(obs)
+                _apply_one(p, batch, obs)
                 applied.append(obs)
             except Exception as exc:  # one broken file never stops the others
                 batch.rollback()
                 batch.begin()
                 for done in applied:
-                    one(done)
-                mark_stale(conn, obs.path, f"indexing failed: {type(exc).__name__}: {exc}")
-                outcomes[obs.path] = Outcome("stale", error=str(exc))
+                    _apply_one(p, batch, done)
+                mark_stale(p.conn, obs.path, f"indexing failed: {type(exc).__name__}: {exc}")
+                p.outcomes[obs.path] = Outcome("stale", error=str(exc))
             if batch.maybe_commit():
                 applied.clear()
 
@@ -289,10 +393,9 @@ def _duplicate(conn: sqlite3.Connection, obs: Observation, session_id: str, cano
          session_id, canon))
 
 
-def _forget(conn: sqlite3.Connection, seen: set[str], roots: set[str],
-            unavailable: set[str]) -> int:
+def _forget(p: Pass, seen: set[str], roots: set[str], unavailable: set[str]) -> int:
     """Drop files confirmed gone; mark those under unreadable roots unavailable."""
-    removed = 0
+    conn, removed = p.conn, 0
     rows = conn.execute("SELECT path, root FROM files").fetchall()
     for row in rows:
         path, root = row["path"], row["root"]
@@ -305,7 +408,7 @@ def _forget(conn: sqlite3.Connection, seen: set[str], roots: set[str],
                              "error = 'sessions directory unreadable' WHERE path = ?", (path,))
             continue
         for sess in conn.execute("SELECT sid FROM sessions WHERE path = ?", (path,)).fetchall():
-            drop_session(conn, sess["sid"])
+            drop_session(conn, p.fulltext, sess["sid"])
             removed += 1
         conn.execute("DELETE FROM files WHERE path = ?", (path,))
     return removed

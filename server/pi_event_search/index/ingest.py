@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from pi_event_search.index import sessions, textcodec
+from pi_event_search.index.fulltext import FullText
 from pi_event_search.index.prepare import ParsedFile, parse_open, prepare
 from pi_event_search.index.rows import SessionRows
 from pi_event_search.source import jsonl, tree
@@ -32,14 +33,14 @@ class Stale(Exception):
     """The file changed in a way that cannot be parsed safely; keep the last known-good index."""
 
 
-def apply_file(conn: sqlite3.Connection, obs: Observation, session_id: str,
+def apply_file(conn: sqlite3.Connection, fts: FullText, obs: Observation, session_id: str,
                ahead: ParsedFile | None = None) -> Outcome:
     """Apply one file inside the caller's write transaction. No savepoint: FTS5 flushes its
     pending index at every savepoint, and nothing needs one (a Stale is raised before anything
     is written; any other error rolls the whole transaction back). `ahead`: the file as a
     read-ahead thread parsed it, used when the file is rebuilt and has not changed since."""
     try:
-        return _apply(conn, obs, session_id, ahead)
+        return _apply(conn, fts, obs, session_id, ahead)
     except Stale as exc:
         mark_stale(conn, obs.path, str(exc))
         return Outcome("stale", error=str(exc))
@@ -51,7 +52,7 @@ def mark_stale(conn: sqlite3.Connection, path: str, error: str) -> None:
     sessions.mark_stale(conn, path, error)
 
 
-def _apply(conn: sqlite3.Connection, obs: Observation, session_id: str,
+def _apply(conn: sqlite3.Connection, fts: FullText, obs: Observation, session_id: str,
            ahead: ParsedFile | None) -> Outcome:
     conn.execute("INSERT OR IGNORE INTO files (path, root, live, status) VALUES (?, ?, ?, 'new')",
                  (obs.path, obs.root, int(obs.live)))
@@ -75,9 +76,10 @@ def _apply(conn: sqlite3.Connection, obs: Observation, session_id: str,
                 sessions.mark_ok(conn, sess["sid"])
                 return Outcome("unchanged")
             if _appended(fh, st, cp):
-                return _append(conn, fh, st, obs, sess["sid"], cp["committed"], cp["lines"])
+                return _append(conn, fts, fh, st, obs, sess["sid"], cp["committed"],
+                               cp["lines"])
         same = ahead is not None and ahead.stat is not None and _key(ahead.stat) == _key(st)
-        return _rebuild(conn, fh, st, obs, session_id, ahead if same else None)
+        return _rebuild(conn, fts, fh, st, obs, session_id, ahead if same else None)
 
 
 def _key(st: os.stat_result) -> tuple[int, int, int, int]:
@@ -96,19 +98,19 @@ def _appended(fh: Any, st: os.stat_result, cp: sqlite3.Row) -> bool:
     return last is not None and jsonl.digest(last) == cp["last_hash"]
 
 
-def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observation,
-             session_id: str, ahead: ParsedFile | None) -> Outcome:
+def _rebuild(conn: sqlite3.Connection, fts: FullText, fh: Any, st: os.stat_result,
+             obs: Observation, session_id: str, ahead: ParsedFile | None) -> Outcome:
     parsed = ahead or parse_open(fh, textcodec.packer(conn))
     header, header_raw = parsed.header, parsed.header_raw
     if header is None or header_raw is None or header.get("id") != session_id:
         raise Stale(parsed.reason or "session header changed while indexing")
     for old in conn.execute("SELECT sid FROM sessions WHERE session_id = ? OR path = ?",
                             (session_id, obs.path)).fetchall():
-        sessions.drop_session(conn, old["sid"])
+        sessions.drop_session(conn, fts, old["sid"])
     sid = sessions.upsert_session(conn, header, obs.path)
     raw_version = header.get("version")
     version = raw_version if isinstance(raw_version, int) else 1
-    batch = SessionRows(conn, sid, jsonl.header_cwd(header), 0, has_ids=version >= 2)
+    batch = SessionRows(conn, fts, sid, jsonl.header_cwd(header), 0, has_ids=version >= 2)
     batch.fresh = True
     for prep in parsed.records:
         batch.add(prep)
@@ -120,14 +122,15 @@ def _rebuild(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observa
     return Outcome("rebuilt", len(batch.events))
 
 
-def _append(conn: sqlite3.Connection, fh: Any, st: os.stat_result, obs: Observation, sid: int,
-            committed: int, lines: int) -> Outcome:
+def _append(conn: sqlite3.Connection, fts: FullText, fh: Any, st: os.stat_result,
+            obs: Observation, sid: int, committed: int, lines: int) -> Outcome:
     chunk = jsonl.Chunk(end_offset=committed, end_line=lines)
     stream = jsonl.stream_records(fh, committed, lines + 1, st.st_size - committed, chunk)
     sess = conn.execute(
         "SELECT cwd, version, entries, leaf FROM sessions WHERE sid = ?", (sid,)).fetchone()
     cwd, leaf = sess["cwd"], sess["leaf"]
-    batch = SessionRows(conn, sid, cwd, sess["entries"], has_ids=(sess["version"] or 1) >= 2)
+    batch = SessionRows(conn, fts, sid, cwd, sess["entries"],
+                        has_ids=(sess["version"] or 1) >= 2)
     batch.prev_id = leaf
     for prep in prepare(stream, cwd, False, textcodec.packer(conn)):
         batch.add(prep)

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from pi_event_search.core.authz import place_tokens, with_places
-from pi_event_search.index import ftsload
+from pi_event_search.index.fulltext import FullText
 from pi_event_search.index.prepare import Prepared
 from pi_event_search.source import tree
 
@@ -57,9 +57,10 @@ _INSERT_EVENT = (f"INSERT INTO events ({', '.join(_EventRow._fields)}) "
 class SessionRows:
     """Rows for one session, built in memory then written with executemany."""
 
-    def __init__(self, conn: sqlite3.Connection, sid: int, cwd: str | None, seq: int,
-                 has_ids: bool) -> None:
+    def __init__(self, conn: sqlite3.Connection, fulltext: FullText, sid: int, cwd: str | None,
+                 seq: int, has_ids: bool) -> None:
         self.conn, self.sid, self.cwd, self.seq = conn, sid, cwd, seq
+        self.fulltext = fulltext
         canon = conn.execute("SELECT cwd_canon FROM sessions WHERE sid = ?", (sid,)).fetchone()
         self.places = place_tokens(canon["cwd_canon"] if canon else None)
         self.eid = (conn.execute("SELECT max(eid) AS n FROM events").fetchone()["n"] or 0) + 1
@@ -144,7 +145,7 @@ class SessionRows:
         """Write the bulky rows gathered so far (text, FTS, relations); events wait for states."""
         self.conn.executemany("INSERT INTO fragments (fid, eid, frag, kind, text, meta) "
                               "VALUES (?,?,?,?,?,?)", self.fragments)
-        ftsload.insert(self.conn, self.fts)
+        self.fulltext.insert(self.fts)
         self.conn.executemany("INSERT INTO relations VALUES (?,?,?)", self.relations)
         self.conn.executemany("INSERT INTO calls VALUES (?,?,?)", self.calls)
         self.conn.executemany("INSERT INTO file_refs VALUES (?,?,?,?)", self.files)

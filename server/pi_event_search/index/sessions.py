@@ -8,7 +8,7 @@ import sqlite3
 from typing import Any
 
 from pi_event_search.core.authz import canonical, place_tokens, with_places
-from pi_event_search.index import ftsload
+from pi_event_search.index.fulltext import FullText
 from pi_event_search.index.textcodec import unpack
 from pi_event_search.source.jsonl import header_cwd
 
@@ -47,15 +47,15 @@ def set_tip(conn: sqlite3.Connection, sid: int, leaf: str | None, entries: int,
                  "WHERE sid = ?", (leaf, entries, *params, sid))
 
 
-def drop_session(conn: sqlite3.Connection, sid: int) -> None:
+def drop_session(conn: sqlite3.Connection, fts: FullText, sid: int) -> None:
     """Delete a session's rows. The contentless FTS index forgets a row only when told its
     original text, which the fragments table keeps (compressed)."""
     eids = "SELECT eid FROM events WHERE sid = ?"
     canon = conn.execute("SELECT cwd_canon FROM sessions WHERE sid = ?", (sid,)).fetchone()
     places = place_tokens(canon["cwd_canon"] if canon else None)
     old = conn.execute(f"SELECT fid, text, meta FROM fragments WHERE eid IN ({eids})", (sid,))
-    ftsload.delete(conn, [(r["fid"], unpack(r["text"], conn), with_places(r["meta"], places))
-                          for r in old.fetchall()])
+    fts.delete([(r["fid"], unpack(r["text"], conn), with_places(r["meta"], places))
+                for r in old.fetchall()])
     conn.execute(f"DELETE FROM fragments WHERE eid IN ({eids})", (sid,))
     conn.execute(f"DELETE FROM relations WHERE eid IN ({eids})", (sid,))
     conn.execute(f"DELETE FROM file_refs WHERE eid IN ({eids})", (sid,))

@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol
+from urllib.parse import quote
 
-from pi_event_search.index import textcodec
+from pi_event_search.index import locks, textcodec
+from pi_event_search.index.fulltext import FullText
 
 APPLICATION_ID = 0x50494553  # "PIES"
 SCHEMA_VERSION = 10
@@ -67,6 +68,7 @@ CREATE TABLE file_refs (eid INTEGER NOT NULL, op TEXT NOT NULL, path TEXT NOT NU
 CREATE INDEX file_refs_path ON file_refs(path);
 CREATE INDEX file_refs_eid ON file_refs(eid);
 INSERT INTO meta(key, value) VALUES ('generation', '0');
+INSERT INTO meta(key, value) VALUES ('indexing', '{{"phase":"first-index","done":0,"total":0}}');
 """
 
 
@@ -78,33 +80,81 @@ class ForeignDatabase(Exception):
     """The index path holds a SQLite database that pi-event-search did not create."""
 
 
+OPEN_WAIT = 5.0  # seconds a process waits for another one that is creating the schema
+
+
+class IndexBusy(Exception):
+    """Another process is creating the index's schema (or holds it too long): retry later."""
+
+
 def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
-    """Open (and if needed create or rebuild) the index. Autocommit mode: callers BEGIN."""
-    if not readonly:
+    """Open (and if needed create or rebuild) the index. Autocommit mode: callers BEGIN.
+    Read-only connections are opened with mode=ro: they never create the file, never write."""
+    if readonly:
+        conn = _open(f"file:{quote(str(path))}?mode=ro")
+    else:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    created = not path.exists()
-    if created and not readonly:
         # The index holds copies of session text: readable by the user only.
-        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
-        os.close(fd)
-    conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
-    # Every query's columns are read by name: adding or reordering a column shifts nothing.
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA busy_timeout = 60000")
-    if created and not readonly:
-        # Only a new file can switch, and before WAL (later, only VACUUM could): pages freed by a
-        # bulk load's final merge go back to the file system instead of staying in the file.
-        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
-    if not readonly:
-        conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute("PRAGMA cache_size = -32000")
-    conn.create_function("fragment_text", 1, _sql_unpack, deterministic=True)
-    if not readonly:
-        _ensure_schema(conn, path)
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        conn = _open(f"file:{quote(str(path))}?mode=rw")
+        try:
+            if not _ready(conn):
+                _create(conn, path)
+        except BaseException:
+            conn.close()
+            raise
     if _ours_and_current(conn):
         textcodec.load(conn)
     return conn
+
+
+def _open(uri: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(uri, uri=True, timeout=60, isolation_level=None,
+                           check_same_thread=False)
+    # Every query's columns are read by name: adding or reordering a column shifts nothing.
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA busy_timeout = 60000")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA cache_size = -32000")
+    conn.create_function("fragment_text", 1, _sql_unpack, deterministic=True)
+    return conn
+
+
+def _ready(conn: sqlite3.Connection) -> bool:
+    wal = conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    return wal and _ours_and_current(conn)
+
+
+def _create(conn: sqlite3.Connection, path: Path) -> None:
+    """WAL and the schema, one process at a time (a lock file beside the index): SQLite does not
+    wait on its busy handler for a journal-mode change, and two creators at once got "database
+    is locked" (issue 26: 11 of 300 concurrent opens). A creator killed half-way leaves no
+    schema (DDL is transactional): the next one starts again."""
+    fd = locks.wait_lock(Path(f"{path}.open.lock"), OPEN_WAIT, f"creating the index {path}")
+    try:
+        if conn.execute("PRAGMA page_count").fetchone()[0] == 0:
+            # Only a new file can switch, and before WAL (later, only VACUUM could): pages freed
+            # by a bulk load's final merge go back to the file system instead of staying there.
+            conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        _set_wal(conn, path)
+        _ensure_schema(conn, path)
+    finally:
+        locks.unlock(fd)
+
+
+def _set_wal(conn: sqlite3.Connection, path: Path) -> None:
+    """journal_mode = WAL, retried while a reader's shared lock is in the way (bounded)."""
+    end = time.monotonic() + OPEN_WAIT
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() >= end:
+                raise IndexBusy(f"cannot switch {path} to WAL: {exc}") from exc
+            time.sleep(0.02)
 
 
 def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
@@ -121,6 +171,11 @@ def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
             "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'fts_%'")]
         if app_id != APPLICATION_ID and tables:
             raise ForeignDatabase(f"{path} is not a pi-event-search index; refusing to touch it")
+        version = conn.execute("PRAGMA user_version").fetchone()["user_version"]
+        if tables and version > SCHEMA_VERSION:
+            raise ForeignDatabase(
+                f"{path} was written by a newer pi-event-search (schema {version}, this one "
+                f"reads {SCHEMA_VERSION}); leaving it as it is: upgrade, or use another index path")
         for name in tables:  # our own older schema: the index is disposable, rebuild it
             conn.execute(f'DROP TABLE IF EXISTS "{name}"')
         for statement in _statements(SCHEMA):
@@ -230,17 +285,6 @@ def bulk_end(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
-class Follower(Protocol):
-    """Another writer whose transactions follow this connection's (ftsload's side database)."""
-
-    def commit(self) -> None: ...
-    def rollback(self) -> None: ...
-
-
-# Connection id -> its follower, while one is attached (a bulk load's full-text writer).
-FOLLOWERS: dict[int, Follower] = {}
-
-
 class WriteBatch:
     """One write transaction over several files, committed every `seconds`: a cold index pays
     few fsyncs, and the write lock is never held long. Files apply without savepoints
@@ -248,8 +292,11 @@ class WriteBatch:
     transaction.
     """
 
-    def __init__(self, conn: sqlite3.Connection, seconds: float = 0.5) -> None:
+    def __init__(self, conn: sqlite3.Connection, seconds: float = 0.5, *,
+                 fulltext: FullText | None = None) -> None:
         self.conn, self.seconds = conn, seconds
+        self.fulltext = fulltext  # its own transactions end right after this one's
+        self.before_commit: Callable[[], None] | None = None  # last writes of a transaction
         self.started: float | None = None
         self.dirty = False
 
@@ -260,12 +307,14 @@ class WriteBatch:
 
     def commit(self) -> None:
         if self.started is not None:
+            if self.before_commit is not None:
+                self.before_commit()
             if self.dirty:
                 bump_generation(self.conn)
             self.conn.execute("COMMIT")
             self.started, self.dirty = None, False
-            if (follower := FOLLOWERS.get(id(self.conn))) is not None:
-                follower.commit()
+            if self.fulltext is not None:
+                self.fulltext.commit()
 
     def maybe_commit(self) -> bool:
         if self.started is not None and time.monotonic() - self.started > self.seconds:
@@ -277,8 +326,8 @@ class WriteBatch:
         if self.started is not None:
             self.conn.execute("ROLLBACK")
             self.started, self.dirty = None, False
-            if (follower := FOLLOWERS.get(id(self.conn))) is not None:
-                follower.rollback()
+            if self.fulltext is not None:
+                self.fulltext.rollback()
 
     def __enter__(self) -> WriteBatch:
         return self

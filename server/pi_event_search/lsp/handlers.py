@@ -71,8 +71,7 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
 
     @ls.feature(t.INITIALIZED)
     async def initialized(ls: PiEventServer, params: t.InitializedParams) -> None:
-        ls.open_engine()
-        ls.begin_background()
+        ls.begin_background()  # opens the engine off the event loop, retried
 
     @ls.feature(t.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: PiEventServer,
@@ -92,10 +91,11 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
     @errors
     async def search(ls: PiEventServer, params: Any) -> wire.SearchResult:
         p = search_params(params)
-        engine = ls.require_engine()
+        engine = await ls.ready_engine()
         page = await ls.run_blocking(engine.search, p.query, p.filters, ls.scope(p.current),
                                      limit=p.limit, cursor=p.cursor, prefix_last=p.prefix_last)
-        return {"hits": page.hits, "nextCursor": page.next_cursor}
+        indexing = await ls.run_blocking(engine.indexing)
+        return {"hits": page.hits, "nextCursor": page.next_cursor, "indexing": indexing}
 
     @ls.feature(t.WORKSPACE_SYMBOL)
     @errors
@@ -103,7 +103,7 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
                                ) -> list[t.SymbolInformation]:
         if not params.query.strip():
             return []
-        engine = ls.require_engine()
+        engine = await ls.ready_engine()
         page = await ls.run_blocking(engine.search, params.query, Filters(), ls.scope(),
                                      limit=SYMBOL_LIMIT, prefix_last=True)
         return [lsp_render.symbol(h) for h in page.hits]
@@ -112,7 +112,7 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
     @errors
     async def read(ls: PiEventServer, params: Any) -> wire.ReadResult:
         p = read_params(params)
-        engine = ls.require_engine()
+        engine = await ls.ready_engine()
         return await ls.run_blocking(engine.read, p.ref, ls.scope(p.current), fragment=p.fragment,
                                      offset=p.offset, length=p.length, before=p.before,
                                      after=p.after, order=p.order)
@@ -121,14 +121,14 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
     @errors
     async def trace(ls: PiEventServer, params: Any) -> wire.TraceResult:
         ref = event_ref(params)  # params is an object from here on
-        return await ls.run_blocking(ls.require_engine().trace, ref,
+        return await ls.run_blocking((await ls.ready_engine()).trace, ref,
                                      ls.scope(current_session(params)))
 
     @ls.feature("piEvents/eventAt")
     @errors
     async def event_at(ls: PiEventServer, params: Any) -> wire.EventAt | wire.NoEventAt:
         p = event_at_params(params)
-        engine = ls.require_engine()
+        engine = await ls.ready_engine()
         found = None if p.path is None else await ls.run_blocking(
             engine.event_at, p.path, p.line, ls.scope(p.current))
         return found or {"ref": None}
@@ -136,8 +136,9 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
     @ls.feature("piEvents/status")
     @errors
     async def status(ls: PiEventServer, params: Any) -> wire.StatusResult:
-        result = await ls.run_blocking(ls.require_engine().status, ls.scope())
+        result = await ls.run_blocking((await ls.ready_engine()).status, ls.scope())
         result["index"]["indexing"] = ls.indexing
+        result["server"] = await ls.run_blocking(ls.server_state)
         return result
 
     @ls.feature("piEvents/reindex")
@@ -150,7 +151,7 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
     @errors
     async def file_history(ls: PiEventServer, params: Any) -> wire.FileHistoryResult:
         p = file_params(params)
-        found = await ls.run_blocking(ls.require_engine().file_history, p.path,
+        found = await ls.run_blocking((await ls.ready_engine()).file_history, p.path,
                                       ls.scope(p.current), limit=p.limit, cursor=p.cursor)
         return found.wire()
 
@@ -159,7 +160,7 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
     async def line_origin(ls: PiEventServer, params: Any) -> wire.LineOriginResult:
         p = file_params(params, line=True)
         text = _line_text(ls, p.uri, p.line)
-        return await ls.run_blocking(ls.require_engine().line_origin, p.path, text,
+        return await ls.run_blocking((await ls.ready_engine()).line_origin, p.path, text,
                                      ls.scope(p.current))
 
     @ls.feature(t.TEXT_DOCUMENT_HOVER)

@@ -7,7 +7,9 @@ lifecycle and state only.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
 import threading
 import uuid
 from collections.abc import Callable
@@ -28,16 +30,20 @@ from pygls.protocol import (
 )
 
 from pi_event_search import __version__
+from pi_event_search.core import wire
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.errors import EngineError
 from pi_event_search.core.wire import IndexChanged
 from pi_event_search.index.indexer import Report
 from pi_event_search.lsp import settings
 from pi_event_search.lsp.params import file_path
-from pi_event_search.service.engine import Engine
+from pi_event_search.service.engine import OPENING, Engine, IndexRefused
+from pi_event_search.service.lease import POLL as LEASE_POLL
 from pi_event_search.service.watch import watch_async
 
 T = TypeVar("T")
+OPEN_REQUEST_WAIT = 5.0  # seconds a request waits for the index to open before its error
+OPEN_BACKOFF_MAX = 2.0  # seconds between tries to open the index, at most
 log = logging.getLogger(__name__)
 
 
@@ -105,7 +111,9 @@ class PiEventServer(LanguageServer):
         self.cli_dirs = extra_dirs
         self.settings = settings.Settings()
         self.engine: Engine | None = None
-        self.engine_error: str | None = None
+        self.engine_error: str | None = None  # the last error opening, indexing or watching
+        self.opened = asyncio.Event()  # the engine is open, or opening failed for good
+        self.failed = False
         self.indexing = False
         self.stop_watch = asyncio.Event()
         self.watch_task: asyncio.Task[None] | None = None
@@ -148,21 +156,51 @@ class PiEventServer(LanguageServer):
         session, cutoff = current or (self.settings.current_session, self.settings.cutoff)
         return Scope.of(self.roots(), session, cutoff)
 
-    def open_engine(self) -> None:
+    async def open_engine(self) -> None:
+        """Open the index off the event loop, retried with a backoff (0.05 s doubling to 2 s)
+        while another process is creating it or any other error may pass; only an index that is
+        not ours ends the tries (state failed)."""
         index = Path(self.settings.index_path) if self.settings.index_path else self.cli_index
         dirs = [*self.cli_dirs, *self.settings.session_dirs]
-        try:
-            self.engine = Engine.open(index, dirs)
-            self.engine_error = None
-        except EngineError as exc:
-            self.engine, self.engine_error = None, str(exc)
-            self.window_show_message(t.ShowMessageParams(
-                type=t.MessageType.Error, message=f"pi-event-search cannot open its index: {exc}"))
+        delay = 0.05
+        while not self.stop_watch.is_set():
+            try:
+                self.engine = await asyncio.to_thread(Engine.open, index, dirs)
+                self.engine_error = None
+                break
+            except IndexRefused as exc:
+                self.engine_error, self.failed = str(exc), True
+                self.window_show_message(t.ShowMessageParams(
+                    type=t.MessageType.Error,
+                    message=f"pi-event-search cannot open its index: {exc}"))
+                break
+            except EngineError as exc:
+                self.engine_error = str(exc)
+                log.warning("pi-event-search: %s (retrying in %.2f s)", exc, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, OPEN_BACKOFF_MAX)
+        self.opened.set()
 
-    def require_engine(self) -> Engine:
+    async def ready_engine(self) -> Engine:
+        """The engine, waiting up to OPEN_REQUEST_WAIT while it is being opened."""
+        if self.engine is None and not self.opened.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.opened.wait(), OPEN_REQUEST_WAIT)
         if self.engine is None:
-            raise EngineError(f"Index unavailable: {self.engine_error or 'not initialized yet'}")
+            if self.failed:
+                raise EngineError(f"Index unavailable: {self.engine_error}")
+            raise EngineError(f"{OPENING} ({self.engine_error or 'starting'})")
         return self.engine
+
+    def server_state(self) -> wire.ServerState:
+        engine = self.engine
+        if engine is None:
+            state: Any = "failed" if self.failed else "opening"
+        else:
+            state = "indexing" if self.indexing or engine.indexing() is not None else "ready"
+        return {"state": state, "role": "writer" if engine and engine.writer else "reader",
+                "writerPid": engine.writer_pid() if engine else None,
+                "lastError": self.engine_error}
 
     # -- indexing ------------------------------------------------------------------------------
     def notify_changed(self, report: Report) -> None:
@@ -172,9 +210,11 @@ class PiEventServer(LanguageServer):
         self.protocol.notify("piEvents/indexChanged", params)
 
     async def index_now(self, paths: set[str] | None = None) -> Report:
-        engine = self.require_engine()
-        if paths:  # files a client saw grow: a moment's work, exact or else a full refresh
-            result = await asyncio.to_thread(engine.refresh_paths, paths)
+        engine = await self.ready_engine()
+        # Files a client saw grow: a moment's work, exact or else a full refresh. A reader waits
+        # (bounded) for the writer to have indexed them.
+        if paths or not engine.writer:
+            result = await asyncio.to_thread(engine.refresh_paths, paths or set())
             self.notify_changed(result)
             return result
         token = str(uuid.uuid4())
@@ -212,23 +252,64 @@ class PiEventServer(LanguageServer):
         return True
 
     def begin_background(self) -> None:
-        """The first index pass, then the watcher. The event loop keeps only a weak reference to
-        a task: the server holds this one, or it could be collected before it ends."""
+        """Open the index, then lead (index, watch) or follow (read, take over when the writer
+        goes). The event loop keeps only a weak reference to a task: the server holds this one,
+        or it could be collected before it ends."""
         self.background = asyncio.ensure_future(self.start_background())
 
     async def start_background(self) -> None:
+        await self.open_engine()
+        engine = self.engine
+        if engine is None:
+            return
+        generation: int | None = None  # as last announced to the client (None: not yet)
+        while not self.stop_watch.is_set():
+            try:
+                if await asyncio.to_thread(engine.take_writer):
+                    log.info("pi-event-search: this process (%d) indexes %s", os.getpid(),
+                             engine.index_path)
+                    await self.lead(engine)
+                    return
+                seen = await asyncio.to_thread(self.follow, engine, generation)
+                if seen != generation:  # on the event loop: pygls writes are not thread-safe
+                    self.protocol.notify("piEvents/indexChanged", {
+                        "generation": seen, "changedSessions": 0 if generation is None else 1,
+                        "indexing": False})
+                    generation = seen
+            except Exception as exc:  # never let indexing take the server down
+                self.engine_error = f"following the writer: {exc}"
+                log.error("pi-event-search: %s", self.engine_error)
+            await asyncio.sleep(LEASE_POLL)
+
+    @staticmethod
+    def follow(engine: Engine, announced: int | None) -> int | None:
+        """A reader's turn: the generation to announce to the client, as a writer's own pass
+        would (first once the index is complete, then at each commit of the writer)."""
+        if announced is None and engine.indexing() is not None:
+            return None
+        return engine.generation()
+
+    async def lead(self, engine: Engine) -> None:
+        """The writer's work: a first pass, then the watcher (which survives errors)."""
         try:
             await self.index_now()
         except Exception as exc:  # never let indexing take the server down
-            self.log(f"pi-event-search: indexing failed: {exc}", t.MessageType.Error)
-        if self.settings.watch and self.engine is not None:
+            self.engine_error = f"indexing failed: {exc}"
+            self.log(f"pi-event-search: {self.engine_error}", t.MessageType.Error)
+        if self.settings.watch:
             self.watch_task = asyncio.ensure_future(
-                watch_async(self.engine, self.notify_changed, self.stop_watch))
+                watch_async(engine, self.notify_changed, self.stop_watch, self.watch_error))
+            await self.watch_task
+
+    def watch_error(self, message: str | None) -> None:
+        self.engine_error = message
+        if message:
+            self.log(f"pi-event-search: {message}", t.MessageType.Error)
 
     async def run_blocking(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
         """Run engine work in a thread; a cancelled request interrupts its SQL."""
         cancel = threading.Event()
-        engine = self.require_engine()
+        engine = await self.ready_engine()
 
         def call() -> T:
             conn = engine.reader()

@@ -4,8 +4,10 @@ operations (refresh, search, read, trace, status). No protocol types here.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
+import time
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -14,20 +16,39 @@ from pi_event_search.core import locations
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.errors import EngineError
 from pi_event_search.core.eventref import Ref
-from pi_event_search.core.wire import EventAt, LineOriginResult, ReadResult, Source, StatusResult, TraceResult
+from pi_event_search.core.wire import (
+    EventAt,
+    Indexing,
+    LineOriginResult,
+    ReadResult,
+    Source,
+    StatusResult,
+    TraceResult,
+)
 from pi_event_search.events.event_at import event_at
 from pi_event_search.events.locate import locate
 from pi_event_search.events.reader import read_event
 from pi_event_search.events.trace import trace_event
 from pi_event_search.files.filehistory import History, file_history
 from pi_event_search.files.lineorigin import line_origin
-from pi_event_search.index import indexer, store
+from pi_event_search.index import indexer, locks, progress, store, textcodec
 from pi_event_search.index.status import status
 from pi_event_search.query.search import Filters, Page, search
+from pi_event_search.service.lease import Lease
 from pi_event_search.source import jsonl
-from pi_event_search.source.discovery import SessionDir, default_dirs
+from pi_event_search.source.discovery import SessionDir, default_dirs, scan
 
 READ_REFRESH_WAIT = 1.0  # seconds a read waits for the index held by an indexing pass
+REINDEX_WAIT = 10.0  # seconds a reader's piEvents/reindex waits for the writer to index paths
+OPENING = "index is being opened by another process; retrying"
+
+
+class IndexOpening(EngineError):
+    """The index cannot be opened yet because another process is creating it: retry."""
+
+
+class IndexRefused(EngineError):
+    """The index path holds a database that is not ours: retrying cannot help."""
 
 
 def _valid(value: Any) -> Any:
@@ -38,54 +59,187 @@ def _valid(value: Any) -> Any:
     return value
 
 
+def _remove_older(current: Path) -> None:
+    """Older schema versions' default index files, each only when no process uses it (every
+    engine holds a shared lock on `<index>.users` while it is open)."""
+    for old in current.parent.glob("index-v*.sqlite3"):
+        version = old.name[len("index-v"):-len(".sqlite3")]
+        if old == current or not version.isdigit() or int(version) >= store.SCHEMA_VERSION:
+            continue
+        users = locks.try_lock(Path(f"{old}.users"))
+        if users is None:
+            continue
+        try:
+            for extra in ("", "-wal", "-shm", ".fts-load.sqlite3", ".open.lock", ".writer"):
+                Path(f"{old}{extra}").unlink(missing_ok=True)
+        finally:
+            Path(f"{old}.users").unlink(missing_ok=True)
+            locks.unlock(users)
+
+
 class Engine:
-    """Owns the write connection (one indexing pass at a time per process) and opens readers."""
+    """One index for one process. The process holding the writer lease (lease.py) owns the write
+    connection: it alone refreshes. Every process reads through per-thread read-only connections
+    that see the writer's commits at once (docs/process-model.md)."""
 
     def __init__(self, index_path: Path, dirs: list[SessionDir]) -> None:
         self.index_path = index_path
         self.dirs = dirs
-        self.conn = store.connect(index_path)
+        self.lease = Lease(index_path)
+        self._conn: sqlite3.Connection | None = None  # the write connection, while the writer
         self._write_lock = threading.Lock()
         self._local = threading.local()
+        index_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._users = locks.try_lock(Path(f"{index_path}.users"), shared=True)  # in use
+        # The schema exists and is current (or IndexBusy). The lease is taken only by a process
+        # about to write (a pass, a server's background task): one that only reads never holds it.
+        store.connect(index_path).close()
 
     @staticmethod
     def open(index_path: Path | None, extra_dirs: list[str]) -> Engine:
-        path = index_path or locations.default_index_path()
+        path = index_path or locations.default_index_path(store.SCHEMA_VERSION)
         try:
             return Engine(path, default_dirs(locations.pi_sessions_dir(), extra_dirs))
         except store.ForeignDatabase as exc:
-            raise EngineError(str(exc)) from exc
+            raise IndexRefused(str(exc)) from exc
+        except (store.IndexBusy, locks.Busy) as exc:
+            raise IndexOpening(f"{OPENING}: {exc}") from exc
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise IndexOpening(f"{OPENING}: {exc}") from exc
+            raise EngineError(f"cannot open index {path}: {exc}") from exc
         except sqlite3.DatabaseError as exc:
             raise EngineError(f"cannot open index {path}: {exc}") from exc
 
+    # -- roles -----------------------------------------------------------------------------
+    @property
+    def writer(self) -> bool:
+        return self._conn is not None
+
+    @property
+    def conn(self) -> sqlite3.Connection | None:
+        """The write connection (taking the lease if it is free); None while another process
+        writes."""
+        self.take_writer()
+        return self._conn
+
+    def take_writer(self) -> bool:
+        """Become the index's writer if no other process is (never waits)."""
+        if self._conn is not None:
+            return True
+        if not self.lease.try_take():
+            return False
+        try:
+            self._conn = store.connect(self.index_path)
+        except BaseException:
+            self.lease.release()
+            raise
+        if self.index_path == locations.default_index_path(store.SCHEMA_VERSION):
+            _remove_older(self.index_path)
+        return True
+
+    def writer_pid(self) -> int | None:
+        return self.lease.holder()
+
     def reader(self) -> sqlite3.Connection:
-        """A per-thread read connection (WAL readers never block the writer)."""
+        """A per-thread read-only connection (WAL readers never block the writer). When another
+        connection has committed since this one last looked (PRAGMA data_version), dictionaries
+        the writer trained meanwhile are loaded before the read."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = store.connect(self.index_path, readonly=True)
-            self._local.conn = conn
+            conn = self._local.conn = store.connect(self.index_path, readonly=True)
+            self._local.version = None
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._local.version:
+            textcodec.load(conn)
+            self._local.version = version
         return conn
 
+    def indexing(self) -> Indexing | None:
+        return progress.indexing(self.reader())
+
+    def generation(self) -> int:
+        return store.generation(self.reader())
+
+    # -- writing (the writer only) -----------------------------------------------------------
     def refresh(self, progress: indexer.Progress | None = None) -> indexer.Report:
+        """A full pass, when this process is (or can become) the writer; otherwise nothing is
+        written and the report says what the index holds."""
         with self._write_lock:
-            return indexer.refresh(self.conn, self.dirs, progress)
+            if not self.take_writer():
+                return self._as_read()
+            assert self._conn is not None
+            return indexer.refresh(self._conn, self.dirs, progress)
+
+    def refresh_or_wait(self, progress: indexer.Progress | None, seconds: float
+                        ) -> indexer.Report:
+        """The CLI's pass: as the writer when no other process is one (or the writer goes
+        meanwhile); otherwise wait, at most `seconds`, for the writer to have indexed every
+        session file as it is now. Then answer from what is committed."""
+        end = time.monotonic() + seconds
+        while True:
+            if self.take_writer():
+                return self.refresh(progress)
+            if self._indexed(None) or time.monotonic() >= end:
+                return self._as_read()
+            time.sleep(0.05)
 
     def refresh_file(self, path: str) -> None:
         """Bring one session file up to date for a read that found it changed: that file alone,
         when it is still the indexed session file, and without waiting long for an indexing
-        pass that holds the index (the watcher or the next pass catches the change)."""
-        if not self._write_lock.acquire(timeout=READ_REFRESH_WAIT):
+        pass that holds the index (the watcher or the next pass catches the change). Only the
+        writer does; a reader answers from what the writer has committed."""
+        conn = self._conn
+        if conn is None or not self._write_lock.acquire(timeout=READ_REFRESH_WAIT):
             return
         try:
-            indexer.refresh_paths(self.conn, {path})
+            indexer.refresh_paths(conn, {path})
         finally:
             self._write_lock.release()
 
     def refresh_paths(self, paths: set[str]) -> indexer.Report:
-        """Refresh just these files when that is enough to be exact, else everything."""
+        """Refresh just these files when that is enough to be exact, else everything. A process
+        that is not the writer waits (bounded) until the writer has indexed them."""
         with self._write_lock:
-            report = indexer.refresh_paths(self.conn, paths) if paths else None
-            return report if report is not None else indexer.refresh(self.conn, self.dirs)
+            if not self.take_writer():
+                self.wait_indexed(paths or None, REINDEX_WAIT)
+                return self._as_read()
+            conn = self._conn
+            assert conn is not None
+            report = indexer.refresh_paths(conn, paths) if paths else None
+            return report if report is not None else indexer.refresh(conn, self.dirs)
+
+    def wait_indexed(self, paths: set[str] | None, seconds: float) -> bool:
+        """Wait until the index holds these files as they are now (None: every session file of
+        the scanned directories) and no pass is under way, for at most `seconds`."""
+        end = time.monotonic() + seconds
+        while True:
+            if self._indexed(paths):
+                return True
+            if time.monotonic() >= end:
+                return False
+            time.sleep(0.02)
+
+    def _indexed(self, paths: set[str] | None) -> bool:
+        conn = self.reader()
+        if paths is None:
+            if progress.indexing(conn) is not None or store.bulk_pending(conn):
+                return False
+            paths = {o.path for o in scan(self.dirs)[0]}
+        for path in paths:
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue  # gone: nothing to wait for
+            row = conn.execute("SELECT size, mtime_ns, status FROM files WHERE path = ?",
+                               (path,)).fetchone()
+            if row is None or row["status"] == "new" \
+                    or (row["size"], row["mtime_ns"]) != (st.st_size, st.st_mtime_ns):
+                return False
+        return True
+
+    def _as_read(self) -> indexer.Report:
+        return indexer.Report(generation=store.generation(self.reader()))
 
     def search(self, query: str, filters: Filters, scope: Scope, *, limit: int = 20,
                cursor: str | None = None, prefix_last: bool = False) -> Page:
@@ -121,4 +275,10 @@ class Engine:
         return line_origin(self.reader(), path, line_text, scope)
 
     def close(self) -> None:
-        self.conn.close()
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        self.lease.release()
+        if self._users is not None:
+            locks.unlock(self._users)
+            self._users = None

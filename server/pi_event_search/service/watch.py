@@ -5,6 +5,7 @@ ordinary refresh (stat-based), and a periodic rescan covers anything a watcher c
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
 from collections.abc import Callable
@@ -15,6 +16,7 @@ from pi_event_search.index.indexer import Report
 from pi_event_search.service.engine import Engine
 
 RESCAN_SECONDS = 30.0
+BACKOFF_FIRST, BACKOFF_MAX = 1.0, 60.0  # seconds a watcher waits after an error
 
 
 def _watched(engine: Engine) -> list[str]:
@@ -55,11 +57,31 @@ def watch_forever(engine: Engine, on_change: Callable[[Report], None],
 
 
 async def watch_async(engine: Engine, on_change: Callable[[Report], None],
-                      stop: asyncio.Event) -> None:
-    """The language server's loop: refreshes run in a worker thread, never on the event loop."""
-    async for changes in watchfiles.awatch(*_watched(engine), watch_filter=_relevant, debounce=50,
-                                     step=10, rust_timeout=int(RESCAN_SECONDS * 1000),
-                                     yield_on_timeout=True, stop_event=stop):
-        report = await asyncio.to_thread(engine.refresh_paths, _grown(changes))
-        if report.changed_sessions:
-            on_change(report)
+                      stop: asyncio.Event,
+                      on_error: Callable[[str | None], None] | None = None) -> None:
+    """The language server's loop: refreshes run in a worker thread, never on the event loop.
+    An error (in a refresh, or in the watcher itself) is reported, then the loop waits a
+    backoff (1 s doubling to 60 s) and carries on with a full refresh; the first refresh that
+    succeeds clears the error."""
+    delay, hints = BACKOFF_FIRST, True
+    while not stop.is_set():
+        try:
+            async for changes in watchfiles.awatch(
+                    *_watched(engine), watch_filter=_relevant, debounce=50, step=10,
+                    rust_timeout=int(RESCAN_SECONDS * 1000), yield_on_timeout=True,
+                    stop_event=stop):
+                paths = _grown(changes) if hints else set()
+                report = await asyncio.to_thread(engine.refresh_paths, paths)
+                if not hints and on_error is not None:
+                    on_error(None)
+                delay, hints = BACKOFF_FIRST, True
+                if report.changed_sessions:
+                    on_change(report)
+            return  # stopped
+        except Exception as exc:  # the watcher outlives any one error
+            if on_error is not None:
+                on_error(f"watching failed: {type(exc).__name__}: {exc}; "
+                         f"retrying in {delay:g} s")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), delay)
+            delay, hints = min(delay * 2, BACKOFF_MAX), False
