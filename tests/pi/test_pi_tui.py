@@ -1,7 +1,8 @@
 """`/events` in Pi's interactive TUI: the real Pi 0.73.1 in a pseudo-terminal (120x32), keys typed
 as a person types them. The picker lists this project's hit (never another project's), the preview
 shows its exact text, Ctrl+R the read view, Escape goes back, Enter puts the reference into
-Pi's editor. Assertions read the terminal output with escape sequences removed.
+Pi's editor; Alt+E opens the picker again, and Escape closes it leaving the prompt as it was.
+Assertions read the terminal output with escape sequences removed.
 """
 
 from __future__ import annotations
@@ -95,5 +96,11 @@ def test_events_picker_in_the_interactive_tui(project: Project) -> None:
         inserted = term.until(re.escape(ref), term.type("\r"))
         assert "Pi events ·" not in inserted, "the picker closed"
         assert WORD in shown
+        # The shortcut opens it again (empty query: the newest events); Escape leaves the prompt
+        # as it was, the reference still in it.
+        again = term.until(r"enter insert ref · tab insert quote", term.type("\x1be"))  # alt+e
+        assert "Pi events · this project" in again
+        closed = term.until(re.escape(ref), term.type("\x1b"))
+        assert "Pi events ·" not in closed
     finally:
         term.close()

@@ -36,7 +36,7 @@ test("abortable passes the promise's answer or rejection through untouched; the 
 	await assert.rejects(abortable(never, ac.signal), RpcAborted);
 });
 
-const SEARCH = { query: "anything", currentSession: { sessionId: "S0", cutoff: null } };
+const SEARCH = { query: "anything", currentSession: { sessionId: "S0", cutoff: "E0" } };
 
 test("one server answers, survives a cancelled request, restarts after dying, stops", { skip }, async () => {
 	const { server, root } = setup();
