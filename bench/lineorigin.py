@@ -2,14 +2,14 @@
 
     python bench/lineorigin.py OUT_DIR [--files 24] [--edits 30] [--seed 5]
 
-Real files (this repository's own server sources) are edited in a seeded sequence the way Pi's
-`edit` tool applies edits (each `oldText` must occur exactly once in the file; it is replaced by
-`newText`): whole-line edits, partial-line edits (a value bumped or a name changed with a little
-context on either side, often stopping before the line's trailing `,`/`;`/`:`), and multi-line
-edits that begin and end inside lines. Half the files start with a `write` of their content, half
-existed before the session. Each edit is one assistant tool call in a v3 session file, with a
-successful result. After the sequence, the true origin of every line is the last edit that
-changed it (difflib over the file's lines after each edit), or none.
+Real files (this repository's own server sources, as of commit PIN) are edited in a seeded
+sequence the way Pi's `edit` tool applies edits (each `oldText` must occur exactly once in the
+file; it is replaced by `newText`): whole-line edits, partial-line edits (a value bumped or a name
+changed with a little context on either side, often stopping before the line's trailing
+`,`/`;`/`:`), and multi-line edits that begin and end inside lines. Half the files start with a
+`write` of their content, half existed before the session. Each edit is one assistant tool call
+in a v3 session file, with a successful result. After the sequence, the true origin of every
+line is the last edit that changed it (difflib over the file's lines after each edit), or none.
 
 Every final line of 8 or more trimmed characters is then asked for its origin (the engine's
 line_origin, as `pi-event-search blame` asks): precision = right answers / answers given,
@@ -22,6 +22,7 @@ import argparse
 import difflib
 import random
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -29,7 +30,8 @@ from typing import Any
 
 import orjson
 
-SOURCES = Path(__file__).resolve().parent.parent / "server" / "pi_event_search"
+REPO = Path(__file__).resolve().parent.parent
+PIN = "c9666a0"  # the sources edited are this revision's, so every run edits the same files
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}|\d+")
 
 
@@ -147,14 +149,19 @@ def build(out: Path, files: int, edits: int, seed: int) -> tuple[Path, list[dict
     """The project, the session and, per file, the final lines with their true origin."""
     rng = random.Random(seed)
     proj = out / "proj"
-    sources = sorted(p for p in SOURCES.rglob("*.py") if p.stat().st_size > 2000)[:files]
+    listed = subprocess.run(["git", "-C", str(REPO), "ls-tree", "-r", "-l", PIN,
+                             "server/pi_event_search"], capture_output=True, text=True,
+                            check=True).stdout.splitlines()
+    sources = sorted(Path(x.split("\t")[1]) for x in listed
+                     if x.endswith(".py") and int(x.split()[3]) > 2000)[:files]
     session = Session(out / "agent" / "sessions" / "--proj--" /
                       "2026-06-01T00-00-00-000Z_0197a000-0000-7000-8000-000000000001.jsonl",
                       str(proj))
     truth = []
     for n, src in enumerate(sources):
         rel = f"src/{src.parent.name}_{src.name}"
-        text = src.read_text(encoding="utf-8")
+        text = subprocess.run(["git", "-C", str(REPO), "show", f"{PIN}:{src}"],
+                              capture_output=True, text=True, check=True).stdout
         origin: list[tuple[str | None, str]] = [(None, "original")] * len(text.split("\n"))
         if n % 2 == 0:
             eid = session.call("write", {"path": rel, "content": text})

@@ -496,6 +496,72 @@ class Bench:
             + f"; no-change refresh {costs['refresh_no_change_ms']['p50']:.1f} ms, watcher-hinted "
             f"{costs['refresh_hinted_no_change_ms']['p50']:.2f} ms")
 
+    # -- paging: the first page against later ones, and one order whatever the page size --------
+    def paging(self) -> None:
+        """In process, per query class: the first page of 20 and pages 2..PAGES of the same walk
+        (a cursor each), timed; and for `error`, 1,200 hits paged by 20 and by 200: repeats and
+        whether the two orders agree (issue 24)."""
+        os.environ["PI_CODING_AGENT_DIR"] = self.m["agent_dir"]
+        from pi_event_search.core.authz import Scope
+        from pi_event_search.query.search import Filters
+        from pi_event_search.service.engine import Engine
+
+        engine = Engine.open(self.index, [])
+        engine.refresh()
+        scope = Scope.of(self.m["roots"])
+        mix = {**QUERY_MIX, "rare": [{"query": w} for w in list(self.m["rare"])[:5]]}
+        out: dict[str, Any] = {}
+
+        def page(q: dict[str, Any], limit: int, cursor: str | None) -> tuple[float, float, Any]:
+            """Wall and CPU ms (this thread's: on a busy machine the wall time is mostly
+            waiting for a core) of one page."""
+            f = q.get("filters", {})
+            t0, c0 = time.perf_counter(), time.thread_time()
+            res = engine.search(q["query"], Filters(kinds=f.get("kind", []), tools=f.get("tool", [])),
+                                scope, limit=limit, cursor=cursor,
+                                prefix_last=q.get("prefixLast", False))
+            return (time.perf_counter() - t0) * 1000, (time.thread_time() - c0) * 1000, res
+
+        for cls, variants in mix.items():
+            first: list[float] = []
+            later: list[float] = []
+            first_cpu: list[float] = []
+            later_cpu: list[float] = []
+            for q in variants:  # warm-up
+                page(q, 20, None)
+            for _ in range(self.args.paging_rounds):
+                for q in variants:
+                    cursor = None
+                    for n in range(self.args.pages):
+                        ms, cpu, res = page(q, 20, cursor)
+                        (first if n == 0 else later).append(ms)
+                        (first_cpu if n == 0 else later_cpu).append(cpu)
+                        cursor = res.next_cursor
+                        if cursor is None:
+                            break
+            out[cls] = {"first_page_ms": dist(first), "later_pages_ms": dist(later),
+                        "first_page_cpu_ms": dist(first_cpu), "later_pages_cpu_ms": dist(later_cpu)}
+            log(f"{self.label}: paging {cls}: first p95 {pct(first, .95):.1f} ms "
+                f"(cpu {pct(first_cpu, .95):.1f}), later p95 {pct(later, .95):.1f} ms "
+                f"(cpu {pct(later_cpu, .95):.1f}; {len(later)} later pages)")
+        walks = {}
+        for limit in (20, 200):
+            refs: list[str] = []
+            cursor = None
+            while len(refs) < 1200:
+                _, _, res = page({"query": "error"}, limit, cursor)
+                refs += [h["ref"] for h in res.hits]
+                cursor = res.next_cursor
+                if cursor is None:
+                    break
+            walks[limit] = refs[:1200]
+        out["error_1200"] = {"hits": len(walks[20]), "repeats_by_20": len(walks[20]) - len(set(walks[20])),
+                             "repeats_by_200": len(walks[200]) - len(set(walks[200])),
+                             "same_order": walks[20] == walks[200]}
+        log(f"{self.label}: paging error: {out['error_1200']}")
+        engine.close()
+        self.res["paging"] = out
+
     # -- ripgrep ---------------------------------------------------------------------------------
     def ripgrep(self) -> None:
         rg = shutil.which("rg")
@@ -536,7 +602,8 @@ class Bench:
         phases = set(self.args.phases.split(","))
         for name, step in (("corpus", self.corpus), ("cold_index", self.cold_index),
                            ("peer", self.peer), ("server", self.server_phase),
-                           ("in_process", self.in_process), ("ripgrep", self.ripgrep)):
+                           ("in_process", self.in_process), ("paging", self.paging),
+                           ("ripgrep", self.ripgrep)):
             if name != "corpus" and name not in phases:
                 continue
             step()
@@ -591,15 +658,20 @@ def evaluate(r: dict[str, Any]) -> list[dict[str, Any]]:
         rows.append({"metric": name, "value": round(value, 3), "target": target,
                      "op": ">=" if higher else "<=", "unit": unit, "met": bool(ok)})
 
-    ci = r["cold_index"]
-    add("cold index throughput", ci["mb_per_s"], TARGETS["index_mb_s"], True, "MB/s")
-    if "peer" in r:
-        add(f"cold index speed-up vs {r['peer']['name']}", r["peer"]["ours_over_peer"],
-            TARGETS["peer_speedup"], True, "x")
-    # Indexer and full-text worker together (they run at the same time).
-    add("cold index peak RSS", ci.get("peak_rss_sum_mb", ci["peak_rss_mb"]), TARGETS["peak_rss_mb"],
-        False, "MB")
-    add("index size / source", ci["index_ratio"], TARGETS["index_ratio"], False, "x")
+    ci = r.get("cold_index")
+    if ci:  # a run of some phases only may have none
+        add("cold index throughput", ci["mb_per_s"], TARGETS["index_mb_s"], True, "MB/s")
+        if "peer" in r:
+            add(f"cold index speed-up vs {r['peer']['name']}", r["peer"]["ours_over_peer"],
+                TARGETS["peer_speedup"], True, "x")
+        # Indexer and full-text worker together (they run at the same time).
+        add("cold index peak RSS", ci.get("peak_rss_sum_mb", ci["peak_rss_mb"]),
+            TARGETS["peak_rss_mb"], False, "MB")
+        add("index size / source", ci["index_ratio"], TARGETS["index_ratio"], False, "x")
+    for cls, v in r.get("paging", {}).items():
+        if "first_page_ms" in v and v["later_pages_ms"]["n"]:
+            add(f"paging {cls}: later / first page p95", v["later_pages_ms"]["p95"]
+                / v["first_page_ms"]["p95"], 2.0, False, "x")
     for label, v in r.get("append_to_searchable_ms", {}).items():
         add(f"append->searchable p95 ({label}, {v['file_mb']} MB)", v["p95"],
             TARGETS["append_p95_ms"], False, "ms")
@@ -706,8 +778,10 @@ def main() -> None:
     ap.add_argument("--keep-corpus", action="store_true")
     ap.add_argument("--peer", default="mnemo-search==0.7.0",
                     help="reference peer, installed into bench/out/peer-venv ('none' to skip)")
-    ap.add_argument("--phases", default="cold_index,peer,server,in_process,ripgrep",
+    ap.add_argument("--phases", default="cold_index,peer,server,in_process,paging,ripgrep",
                     help="comma-separated subset of the phases to run (the corpus always is)")
+    ap.add_argument("--pages", type=int, default=30, help="pages of 20 walked per paging query")
+    ap.add_argument("--paging-rounds", type=int, default=3)
     ap.add_argument("--engine", default="HEAD",
                     help="git revision of server/ to measure (a snapshot under --out), or "
                          "'worktree' for the working tree as it is")

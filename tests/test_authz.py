@@ -609,6 +609,10 @@ def test_current_session_cutoff_cli(pi_home: PiHome, tmp_path: Path, capsys: Any
     # without the cutoff the same reads succeed (the fixture really has those entries)
     rc, _, _ = run(capsys, "read", f"{sb.session_id}/{cutoff}", "--root", str(tmp_path / "proj"))
     assert rc == 0
+    # naming the own session without its cutoff would show all of it: a usage error
+    rc, _, err = run(capsys, "search", SHARED, "--root", str(tmp_path / "proj"),
+                     "--current-session", sb.session_id)
+    assert rc == 2 and "--cutoff" in err
 
 
 NOT_FOUND_LINE = "pi-event-search: Event not found: pi-event:REF\n"

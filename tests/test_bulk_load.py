@@ -105,14 +105,17 @@ def test_a_killed_bulk_load_is_finished_by_the_next_pass(tmp_path: Path, resume_
     """Killed with the full-text side load on; resumed with it (the side index is fed the
     fragments already committed) and without it (they are indexed in the main index)."""
     monkeypatch.setenv("PIES_FTS_LOAD", "1")
-    sessions_dir = _corpus(tmp_path, 60)
-    clean = _clean(sessions_dir, tmp_path / "clean.sqlite3")
-    for attempt in range(5):
+    # A machine fast enough to finish the load before the kill lands gets a corpus three times
+    # larger on the next attempt: the test never skips, whatever the machine.
+    for attempt in range(4):
+        count = 60 * 3 ** attempt
+        sessions_dir = _corpus(tmp_path / f"corpus-{attempt}", count)
         index = tmp_path / f"killed-{attempt}.sqlite3"
         if _kill_mid_bulk(sessions_dir, index):
             break
     else:
-        pytest.skip("the cold index always finished before a kill could land mid-load")
+        raise AssertionError("a cold index of 4,860 sessions finished before a kill could land")
+    clean = _clean(sessions_dir, tmp_path / "clean.sqlite3")
     monkeypatch.setenv("PIES_FTS_LOAD", resume_side)
     e = Engine(index, default_dirs(sessions_dir, []))
     try:
@@ -124,7 +127,7 @@ def test_a_killed_bulk_load_is_finished_by_the_next_pass(tmp_path: Path, resume_
         # Dropped for the load; built again at its end (before the full-text copy).
         assert left["deferred"] in ([], NORMAL["deferred"])
         partial = e.conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
-        assert 0 < partial <= 60
+        assert 0 < partial <= count
         e.refresh()
         assert _shape(e.conn) == NORMAL
         assert snapshot(e) == clean

@@ -311,3 +311,25 @@ async def wait_for_answer(ask: Any, expected: Any, tries: int = 100) -> None:
             return
         await asyncio.sleep(0.05)
     raise AssertionError(f"{got!r} != {expected!r}")
+
+
+async def test_current_session_without_a_cutoff_is_invalid_params(
+        start: Start, pi_home: PiHome, tmp_path: Path) -> None:
+    """Without its cutoff the caller's own session would show everything written after the
+    call: a request naming it without one is refused, and such a setting is ignored."""
+    tok = Tokens()
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    sb, _ = _cutoff_session(pi_home, str(proj), tok)
+    client = await start([str(proj)], {"currentSession": {"sessionId": sb.session_id}})
+    for cur in ({"sessionId": sb.session_id}, {"sessionId": sb.session_id, "cutoff": ""},
+                {"sessionId": sb.session_id, "cutoff": None}):
+        for method, params in (("piEvents/search", {"query": SHARED}),
+                                ("piEvents/read", {"ref": f"{sb.session_id}/{sb.ids[0]}"})):
+            with pytest.raises(JsonRpcException) as err:
+                await request(client, method, {**params, "currentSession": cur})
+            assert err.value.code == -32602 and "cutoff" in str(err.value), (method, cur)
+    # the setting without a cutoff was ignored (logged): the session is an ordinary visible one
+    res = await request(client, "piEvents/search", {"query": SHARED, "limit": 200})
+    assert sb.session_id in {h["sessionId"] for h in res["hits"]}
+    assert any("currentSession" in m.message for m in client.log_messages)

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 import pytest
 
@@ -21,6 +24,51 @@ PI_PKG = EXT / "node_modules" / "@mariozechner" / "pi-coding-agent"
 FAKE_MODEL = Path(__file__).with_name("fake-model.ts")
 WORD = "zebracorn"
 RUN_TIMEOUT = 150  # a hung turn fails the test here instead of hanging the suite
+
+
+WAIT = 90  # seconds for any one RPC message: a hang fails here
+
+
+class Rpc:
+    """Pi in `--mode rpc`: JSON lines both ways."""
+
+    def __init__(self, proc: subprocess.Popen[str], wait: float = WAIT) -> None:
+        self.proc = proc
+        self.wait = wait
+        self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.seen: list[dict[str, Any]] = []
+        threading.Thread(target=self._read, args=(proc.stdout,), daemon=True).start()
+
+    def _read(self, out: IO[str] | None) -> None:
+        assert out is not None
+        for line in out:  # RPC frames on "\n" only
+            if line.strip().startswith("{"):
+                self.messages.put(json.loads(line))
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+
+    def wait_for(self, want: dict[str, Any]) -> dict[str, Any]:
+        while True:
+            try:
+                msg = self.messages.get(timeout=self.wait)
+            except queue.Empty:
+                raise AssertionError(f"no {want} within {self.wait} s; saw {self.seen[-10:]}") from None
+            self.seen.append(msg)
+            if all(msg.get(k) == v for k, v in want.items()):
+                return msg
+
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
 
 def pi_cli() -> Path:

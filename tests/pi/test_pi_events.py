@@ -5,47 +5,12 @@ it as a client would, and reads what reaches the editor (`set_editor_text`).
 
 from __future__ import annotations
 
-import json
-import queue
 import shutil
 import subprocess
-import threading
-from typing import IO, Any
 
-from pihelp import EXT, WORD, Project, pi_cli
+from pihelp import EXT, WORD, Project, Rpc, pi_cli
 
 from builder import SessionBuilder
-
-WAIT = 90  # seconds for any one message: a hang fails here
-
-
-class Rpc:
-    def __init__(self, proc: subprocess.Popen[str]) -> None:
-        self.proc = proc
-        self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
-        self.seen: list[dict[str, Any]] = []
-        threading.Thread(target=self._read, args=(proc.stdout,), daemon=True).start()
-
-    def _read(self, out: IO[str] | None) -> None:
-        assert out is not None
-        for line in out:  # RPC frames on "\n" only
-            if line.strip().startswith("{"):
-                self.messages.put(json.loads(line))
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message) + "\n")
-        self.proc.stdin.flush()
-
-    def wait_for(self, want: dict[str, Any]) -> dict[str, Any]:
-        while True:
-            try:
-                msg = self.messages.get(timeout=WAIT)
-            except queue.Empty:
-                raise AssertionError(f"no {want} within {WAIT} s; saw {self.seen[-10:]}") from None
-            self.seen.append(msg)
-            if all(msg.get(k) == v for k, v in want.items()):
-                return msg
 
 
 def test_events_lists_this_projects_hit_and_inserts_its_reference(project: Project) -> None:
@@ -74,13 +39,7 @@ def test_events_lists_this_projects_hit_and_inserts_its_reference(project: Proje
         done = rpc.wait_for({"type": "response", "id": "p1"})
         assert done.get("success") is True, done
     finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        rpc.close()
 
 
 def test_events_with_no_hit_says_so_and_leaves_the_editor_alone(project: Project) -> None:
@@ -97,10 +56,4 @@ def test_events_with_no_hit_says_so_and_leaves_the_editor_alone(project: Project
         rpc.wait_for({"type": "response", "id": "p1"})
         assert not any(m.get("method") in ("select", "set_editor_text") for m in rpc.seen)
     finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        rpc.close()

@@ -104,6 +104,7 @@ def test_tools_search_read_trace_with_authorization_and_cutoff(project: Project)
     prompt = (project.tmp / "system-prompt.txt").read_text()
     assert "event_search: Search earlier Pi sessions of this project" in prompt
     assert "Then use event_read on a hit's ref" in prompt  # the guidelines
+    assert "pasted from /events), call event_read on it before acting on it" in prompt
     t = Transcript(entries)
     assert len(t.calls) == 9 and len(t.results) == 9, [c[1]["name"] for c in t.calls]
 

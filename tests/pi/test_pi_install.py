@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from pihelp import FAKE_MODEL, REPO, WORD, pi_cli
+from pihelp import FAKE_MODEL, REPO, WORD, Rpc, pi_cli
 
 from builder import SessionBuilder, encoded_dir
 
@@ -79,3 +79,29 @@ def test_pi_install_of_the_repository_then_the_first_search_installs_the_server(
     assert record["identity"].startswith("checkout:") and record["source"] == str(clone)
     assert (data / record["venv"] / "bin" / "pi-event-search").exists()
     print(f"first-use install: {record['seconds']} s (Python {record['pythonVersion']})")
+
+    # A newer server arrives with the extension (as `pi update` pulls the clone): the next Pi
+    # installs it into a new venv, with progress in the status line (`/events` in RPC mode here),
+    # and keeps the previous venv for Pis still running it.
+    with (clone / "server" / "pi_event_search" / "__init__.py").open("a") as fh:
+        fh.write("\n# a newer server\n")
+    proc = subprocess.Popen([node, str(cli), "--mode", "rpc", "--offline", "-nc"], env=env,
+                            cwd=proj, text=True, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    rpc = Rpc(proc, wait=INSTALL_TURN_TIMEOUT)
+    try:
+        rpc.send({"id": "p1", "type": "prompt", "message": f"/events {WORD}"})
+        ask = rpc.wait_for({"type": "extension_ui_request", "method": "select"})
+        assert any(o.endswith(f"pi-event:{earlier.session_id}/{hit}") for o in ask["options"])
+        rpc.send({"type": "extension_ui_response", "id": ask["id"], "cancelled": True})
+        rpc.wait_for({"type": "response", "id": "p1"})
+    finally:
+        rpc.close()
+    steps = [m.get("statusText") for m in rpc.seen
+             if m.get("method") == "setStatus" and m.get("statusKey") == "pi-event-search"]
+    assert any("installing server" in (s or "") for s in steps), steps
+    assert steps[-1] is None, "the status line is cleared after the install"
+    updated = json.loads((data / "installed.json").read_text())
+    assert updated["identity"] != record["identity"] and updated["venv"] != record["venv"]
+    assert {p.name for p in data.glob("venv-*")} == {record["venv"], updated["venv"]}
+    print(f"update install: {updated['seconds']} s")

@@ -62,3 +62,17 @@ def test_package_is_a_pi_package() -> None:
     assert manifest["pi"]["extensions"] == ["./src/index.ts"]
     assert not manifest.get("dependencies"), "runtime dependencies would need an install step"
     assert set(manifest["peerDependencies"]) >= {"@mariozechner/pi-coding-agent", "typebox"}
+
+
+def test_the_repository_is_a_pi_package_for_pi_install() -> None:
+    """`pi install <clone>` reads the root package.json: it names the extension and nothing else
+    (no dependencies for the `npm install` Pi runs after a git clone, no scripts, no "type" that
+    would change how Node reads the repository's other .js files)."""
+    root = EXT.parents[1]
+    manifest = json.loads((root / "package.json").read_text())
+    assert manifest["private"] is True and "pi-package" in manifest["keywords"]
+    assert manifest["pi"] == {"extensions": ["./clients/pi/src/index.ts"]}
+    assert (root / manifest["pi"]["extensions"][0]).exists()
+    for key in ("dependencies", "devDependencies", "scripts", "type", "workspaces"):
+        assert key not in manifest, key
+    assert "/package-lock.json" in (root / ".gitignore").read_text().splitlines()

@@ -33,6 +33,7 @@ def test_unit_tests_pass() -> None:
     m = re.search(r"^# pass (\d+)$", out.stdout, re.M)
     assert m and int(m[1]) >= 30, summary
     assert re.search(r"^# fail 0$", out.stdout, re.M), summary
+    assert re.search(r"^# skipped 0$", out.stdout, re.M), summary  # node's skips are not pytest's
 
 
 def test_typecheck_strict() -> None:

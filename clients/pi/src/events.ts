@@ -25,10 +25,11 @@ export function pickerSource(rt: Runtime, ctx: Pick<ExtensionContext, "cwd" | "s
 	const settings = rt.settings(ctx.cwd);
 	const roots = settings.roots?.length ? settings.roots : [authorizationRoot(ctx.cwd)];
 	const sm = ctx.sessionManager;
+	// The person's view: everything of the current session so far is left out (up to its leaf).
 	const current: CurrentSession = { sessionId: sm.getSessionId(), cutoff: sm.getLeafId() };
-	const ask = async <T>(method: string, params: object): Promise<T> => {
+	const ask = async <T>(method: string, params: object, signal?: AbortSignal): Promise<T> => {
 		try {
-			return await rt.server(ctx.cwd, sm.getSessionFile()).request<T>(method, params, roots);
+			return await rt.server(ctx.cwd, sm.getSessionFile()).request<T>(method, params, roots, signal);
 		} catch (err) {
 			throw explain(err, settings);
 		}
@@ -36,7 +37,7 @@ export function pickerSource(rt: Runtime, ctx: Pick<ExtensionContext, "cwd" | "s
 	const read = (hit: Hit, before: number): Promise<ReadResult> =>
 		ask<ReadResult>("piEvents/read", { ...readRequest({ ref: hit.ref, before, after: before }, current, VIEW_CHARS), ...(before === 0 && hit.fragmentId ? { fragment: hit.fragmentId } : {}) });
 	return {
-		search: (query, cursor, limit) => ask<SearchResult>("piEvents/search", { ...searchRequest({ query, limit }, current), prefixLast: true, cursor }),
+		search: (query, cursor, limit, signal) => ask<SearchResult>("piEvents/search", { ...searchRequest({ query, limit }, current), prefixLast: true, cursor }, signal),
 		preview: async (hit) => (await read(hit, 0)).fragments.map((f) => f.text).join("\n") || "(no text content)",
 		read: async (hit) => formatRead(await read(hit, 3), VIEW_CHARS).text,
 		trace: async (hit) => formatTrace(await ask<TraceResult>("piEvents/trace", traceRequest({ ref: hit.ref }, current)), VIEW_CHARS).text,
@@ -55,26 +56,27 @@ export function insertion(result: NonNullable<PickerResult>): string {
 
 export type UI = Pick<ExtensionContext["ui"], "custom" | "select" | "notify" | "pasteToEditor">;
 
-/** The picker, or the select fallback when the UI builds no component. */
-export async function openEvents(ui: UI, source: PickerSource, query: string): Promise<void> {
-	let built = false;
+/** The picker, or the select fallback when the UI builds no component; the query last searched. */
+export async function openEvents(ui: UI, source: PickerSource, query: string): Promise<string> {
+	let picker: EventPicker | undefined;
 	const picked = await ui.custom<PickerResult>((tui, theme, _kb, done) => {
-		built = true;
-		return new EventPicker(source, theme, () => tui.requestRender(), done, query);
+		picker = new EventPicker(source, theme, () => tui.requestRender(), done, query);
+		return picker;
 	});
-	if (built) {
+	if (picker) {
 		if (picked) ui.pasteToEditor(insertion(picked));
-		return;
+		return picker.query;
 	}
 	const result = await source.search(query, null, SELECT_LIMIT);
 	if (result.hits.length === 0) {
 		ui.notify(`No events match ${JSON.stringify(query)} in this project's other sessions.`, "info");
-		return;
+		return query;
 	}
 	const options = result.hits.map((h, i) => optionOf(h, i + 1));
 	const chosen = await ui.select(`Pi events for ${JSON.stringify(query)} (choose one to insert its reference)`, options);
 	const hit = chosen === undefined ? undefined : result.hits[options.indexOf(chosen)];
 	if (hit) ui.pasteToEditor(`${hit.ref} `);
+	return query;
 }
 
 /** Recent /events queries, newest first, kept next to the extension's server install. */

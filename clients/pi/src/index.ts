@@ -112,9 +112,8 @@ export default function (pi: ExtensionAPI): void {
 
 	const events = async (args: string, ctx: ExtensionContext): Promise<void> => {
 		ui = ctx.ui;
-		recent.add(args);
 		try {
-			await openEvents(ctx.ui, pickerSource(rt, ctx), args.trim());
+			recent.add(await openEvents(ctx.ui, pickerSource(rt, ctx), args.trim()));
 		} catch (err) {
 			ctx.ui.notify((err as Error).message, "error");
 		}

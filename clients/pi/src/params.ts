@@ -3,6 +3,7 @@
  * docs/protocol.md requests. The server validates again; checks here only give the model a
  * clearer message sooner.
  */
+import { isAbsolute, resolve } from "node:path";
 import { StringEnum } from "@mariozechner/pi-ai";
 import { type Static, Type } from "typebox";
 import type { CurrentSession } from "./caller.ts";
@@ -22,7 +23,7 @@ export const SearchSchema = Type.Object({
 	until: Type.Optional(Type.String({ description: "ISO date or time: only events before it." })),
 	sessionId: Type.Optional(Type.String({ description: "Only this session. Naming the current session searches what was written before this call." })),
 	branchState: Type.Optional(StringEnum(["selected", "alternate", "unknown"] as const, { description: "selected: on the branch that was kept; alternate: an abandoned branch." })),
-	file: Type.Optional(Type.String({ description: "Only events with evidence about this file (absolute path, directory, or path suffix like src/ws.ts)." })),
+	file: Type.Optional(Type.String({ description: "Only events with evidence about this file or directory: a path as your other tools take it (relative to the working directory, or absolute)." })),
 });
 
 export const ReadSchema = Type.Object({
@@ -75,7 +76,9 @@ export function prepareSearch(args: unknown): SearchArgs {
 	return args as SearchArgs;
 }
 
-export function searchRequest(args: SearchArgs, current: CurrentSession): object {
+/** The model names files as its tools do: relative to Pi's working directory, which may lie below the
+ * authorization root the server resolves relative paths against. */
+export function searchRequest(args: SearchArgs, current: CurrentSession | undefined, cwd?: string): object {
 	const filters: Record<string, unknown> = {};
 	// Left out unless asked for by name (tool=event_search finds earlier searches).
 	if (!(OWN_TOOLS as readonly string[]).includes(args.tool ?? "")) filters.excludeTool = [...OWN_TOOLS];
@@ -86,13 +89,13 @@ export function searchRequest(args: SearchArgs, current: CurrentSession): object
 	if (args.until) filters.until = args.until;
 	if (args.sessionId) filters.sessionId = args.sessionId;
 	if (args.branchState) filters.branchState = [args.branchState];
-	if (args.file) filters.file = args.file;
+	if (args.file) filters.file = cwd && !isAbsolute(args.file) ? resolve(cwd, args.file) : args.file;
 	const limit = Math.min(Math.max(args.limit ?? SEARCH_LIMIT.default, 1), SEARCH_LIMIT.max);
-	return { query: args.query, limit, filters, currentSession: current };
+	return { query: args.query, limit, filters, ...session(current) };
 }
 
 /** `length` defaults to the answer's budget: the formatter cuts what does not fit anyway. */
-export function readRequest(args: ReadArgs, current: CurrentSession, maxChars: number): object {
+export function readRequest(args: ReadArgs, current: CurrentSession | undefined, maxChars: number): object {
 	const ref = parseRef(args.ref);
 	return {
 		ref: ref.ref,
@@ -102,10 +105,18 @@ export function readRequest(args: ReadArgs, current: CurrentSession, maxChars: n
 		before: args.before ?? 1,
 		after: args.after ?? 1,
 		order: args.order ?? "append",
-		currentSession: current,
+		...session(current),
 	};
 }
 
-export function traceRequest(args: TraceArgs, current: CurrentSession): object {
-	return { ref: parseRef(args.ref).ref, currentSession: current };
+export function traceRequest(args: TraceArgs, current: CurrentSession | undefined): object {
+	return { ref: parseRef(args.ref).ref, ...session(current) };
+}
+
+/**
+ * The caller's session for the server, which requires a cutoff: a session with no entry yet (no
+ * leaf) has nothing to hide, and is not named.
+ */
+function session(current: CurrentSession | undefined): { currentSession?: CurrentSession } {
+	return current?.cutoff ? { currentSession: current } : {};
 }

@@ -9,7 +9,8 @@ import { CLOSE, kindLabel, markMatches, OPEN, shortTime } from "./format.ts";
 import type { Hit, SearchResult } from "./protocol.ts";
 
 export interface PickerSource {
-	search(query: string, cursor: string | null, limit: number): Promise<SearchResult>;
+	/** Aborted when a newer search replaces it (the server then stops its SQL). */
+	search(query: string, cursor: string | null, limit: number, signal?: AbortSignal): Promise<SearchResult>;
 	/** The selected event's exact text (the preview). */
 	preview(hit: Hit): Promise<string>;
 	/** The read view (neighbours) and the trace view, as text. */
@@ -50,6 +51,7 @@ export class EventPicker implements Component {
 	private detail: Detail | undefined;
 	private previews = new Map<string, string>();
 	private generation = 0;
+	private inFlight: AbortController | undefined;
 	private timer: NodeJS.Timeout | undefined;
 	/** The query whose hits are shown (the latency bench times keystroke -> this). */
 	answered: string | undefined;
@@ -113,6 +115,7 @@ export class EventPicker implements Component {
 	private finish(result: PickerResult): void {
 		clearTimeout(this.timer);
 		this.generation++;
+		this.inFlight?.abort();
 		this.done(result);
 	}
 
@@ -145,8 +148,10 @@ export class EventPicker implements Component {
 		this.asked = page;
 		this.status = "searching…";
 		const query = this.query;
+		this.inFlight?.abort();
+		const inFlight = (this.inFlight = new AbortController());
 		try {
-			const result = await this.source.search(query, this.cursors[page] ?? null, this.pageSize);
+			const result = await this.source.search(searchText(query), this.cursors[page] ?? null, this.pageSize, inFlight.signal);
 			if (generation !== this.generation) return;
 			this.answered = query;
 			this.hits = result.hits;
@@ -229,6 +234,14 @@ export class EventPicker implements Component {
 		const line = truncateToWidth(head + snippet, width, "…", true);
 		return selected ? t.bg("selectedBg", line) : line;
 	}
+}
+
+/**
+ * What is searched for the text typed: a last word of one character is left out until the next key
+ * (as a prefix it matches most of the vocabulary: the slowest search there is, for no use).
+ */
+export function searchText(typed: string): string {
+	return /(^|\s)\S$/.test(typed) ? typed.slice(0, -1).trimEnd() : typed;
 }
 
 /** «match» -> styled match, without the marks. */

@@ -23,7 +23,7 @@ export const INSTALL_HINT =
 export const OPENING = "index is being opened by another process; retrying";
 const OPENING_POLL_MS = 250;
 /** How long the first call waits for the first index pass before answering with what is there. */
-export const FIRST_PASS_WAIT_MS = 5000;
+export const FIRST_PASS_WAIT_MS = 10_000;
 
 /** The server cannot be used: not installed, failed to start, or died. */
 export class ServerUnavailable extends Error {}

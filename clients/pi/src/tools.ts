@@ -81,7 +81,7 @@ export async function runSearch(rt: Runtime, toolCallId: string, args: SearchArg
 	const settings = rt.settings(ctx.cwd);
 	const caller = callerOf(ctx.cwd, ctx.sessionManager, toolCallId, settings.roots);
 	const targetsCurrent = args.sessionId === caller.current.sessionId;
-	const result = await ask<SearchResult>(rt, ctx, caller, targetsCurrent, "piEvents/search", searchRequest(args, caller.current), signal);
+	const result = await ask<SearchResult>(rt, ctx, caller, targetsCurrent, "piEvents/search", searchRequest(args, caller.current, ctx.cwd), signal);
 	const view = { query: args.query, maxChars: settings.maxChars, root: caller.roots.join(", "), currentSession: targetsCurrent, stillIndexing: rt.server(ctx.cwd).stillIndexing };
 	const out = formatSearch(result, view);
 	return answer(out.text, { tool: "event_search", result, root: view.root, currentSession: caller.current, cut: out.cut });

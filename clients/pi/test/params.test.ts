@@ -30,6 +30,14 @@ test("search arguments become protocol filters; the current session always trave
 	});
 });
 
+test("a relative file is resolved against Pi's working directory, an absolute one kept", () => {
+	const file = (f: string) => (searchRequest({ query: "q", file: f }, undefined, "/home/u/proj/pkg") as { filters: { file: string } }).filters.file;
+	assert.equal(file("src/x.ts"), "/home/u/proj/pkg/src/x.ts");
+	assert.equal(file("./.env"), "/home/u/proj/pkg/.env");
+	assert.equal(file("../shared/a b.ts"), "/home/u/proj/shared/a b.ts");
+	assert.equal(file("/etc/hosts"), "/etc/hosts");
+});
+
 test("read defaults: append order, one neighbour each side, a window as big as the answer", () => {
 	assert.deepEqual(readRequest({ ref: "S1/e1#tool.call:1" }, CURRENT, 4000), {
 		ref: "pi-event:S1/e1", fragment: "tool.call:1", offset: 0, length: 4000, before: 1, after: 1, order: "append", currentSession: CURRENT,

@@ -11,7 +11,7 @@ import { test } from "node:test";
 import { type Terminal, TUI } from "@mariozechner/pi-tui";
 // Pi's own theme (the one custom() hands an extension); the package index does not export it.
 import { initTheme, theme } from "../node_modules/@mariozechner/pi-coding-agent/dist/modes/interactive/theme/theme.js";
-import { EventPicker, HELP, type PickerResult, type PickerSource, quoteOf } from "../src/picker.ts";
+import { EventPicker, HELP, type PickerResult, type PickerSource, quoteOf, searchText } from "../src/picker.ts";
 import type { Hit } from "../src/protocol.ts";
 
 const KEY = { down: "\x1b[B", up: "\x1b[A", enter: "\r", tab: "\t", esc: "\x1b", pgdn: "\x1b[6~", pgup: "\x1b[5~", ctrlR: "\x12", ctrlT: "\x14", backspace: "\x7f" };
@@ -148,6 +148,22 @@ test("typing searches again with the last word as a prefix; moving changes the p
 	await keys(picker, KEY.backspace, KEY.backspace, KEY.backspace, KEY.backspace);
 	assert.equal(picker.query, "build");
 	assert.equal(picker.selected, 0);
+});
+
+test("a one-character last word waits for the next key; a replaced search is aborted", async () => {
+	assert.equal(searchText("b"), "");
+	assert.equal(searchText("build f"), "build");
+	assert.equal(searchText("build fa"), "build fa");
+	assert.equal(searchText("build "), "build ");
+	const signals: AbortSignal[] = [];
+	const slow: PickerSource = { ...source(), search: (_q, _c, _l, signal) => (signals.push(signal as AbortSignal), new Promise(() => undefined)) };
+	const picker = new EventPicker(slow, theme, () => undefined, () => undefined, "build");
+	picker.handleInput("s");
+	await sleep(90);
+	assert.equal(signals.length, 2);
+	assert.deepEqual(signals.map((s) => s.aborted), [true, false]);
+	picker.handleInput("\x1b");
+	assert.equal(signals[1]?.aborted, true, "closing aborts the search in flight");
 });
 
 test("Enter inserts the reference, Tab a quote, Escape nothing", async () => {

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { RpcAborted, RpcError } from "../src/rpc.ts";
-import { abortable, EventServer, ServerUnavailable } from "../src/server.ts";
+import { abortable, EventServer, OPENING, retryWhileOpening, ServerUnavailable } from "../src/server.ts";
 import { DEFAULTS, type Settings } from "../src/settings.ts";
 
 const command = process.env.PIES_TEST_SERVER?.split(" ");
@@ -36,7 +36,7 @@ test("abortable passes the promise's answer or rejection through untouched; the 
 	await assert.rejects(abortable(never, ac.signal), RpcAborted);
 });
 
-const SEARCH = { query: "anything", currentSession: { sessionId: "S0", cutoff: null } };
+const SEARCH = { query: "anything", currentSession: { sessionId: "S0", cutoff: "E0" } };
 
 test("one server answers, survives a cancelled request, restarts after dying, stops", { skip }, async () => {
 	const { server, root } = setup();
@@ -63,4 +63,20 @@ test("a command that is not a server is an error naming it, with the install hin
 	const settings: Settings = { ...DEFAULTS, server: ["false", "serve"], serverOrigin: "test", warnings: [] };
 	const server = new EventServer(settings);
 	await assert.rejects(server.request("piEvents/search", SEARCH, [root]), (err: Error) => err instanceof ServerUnavailable && /could not be started.*false serve.*pi install/s.test(err.message));
+});
+
+test("a request refused while another process opens the index is retried, within its bound", async () => {
+	let calls = 0;
+	const opening = (): Promise<string> => (++calls < 3 ? Promise.reject(new RpcError(-32603, `${OPENING} (migrating)`)) : Promise.resolve("answer"));
+	assert.equal(await retryWhileOpening(opening, 5000), "answer");
+	assert.equal(calls, 3);
+	calls = 0;
+	const never = (): Promise<string> => (++calls, Promise.reject(new RpcError(-32603, OPENING)));
+	const started = Date.now();
+	await assert.rejects(retryWhileOpening(never, 600), (e: Error) => e.message.startsWith(OPENING));
+	assert.ok(Date.now() - started < 2000 && calls >= 2, `gave up after ${calls} calls`);
+	calls = 0;
+	const other = (): Promise<string> => (++calls, Promise.reject(new RpcError(-32001, "not found")));
+	await assert.rejects(retryWhileOpening(other, 5000), /not found/);
+	assert.equal(calls, 1, "other errors are not retried");
 });

@@ -2,8 +2,8 @@
  * The open file's Pi history: "Pi Events: History of This File" (a picker in the style of the
  * search picker, changes before reads, Enter opens the read view), "Pi Events: Which Event Wrote
  * This Line", and a CodeLens at the top of files Pi changed. The lens asks the server once per file
- * and index generation (VS Code asks for lenses on every edit), so files Pi never touched cost one
- * indexed lookup and show nothing.
+ * (VS Code asks for lenses on every edit), so files Pi never touched cost one indexed lookup and
+ * show nothing; when the index changes, the counts shown stay until new ones arrive (core/lensCounts).
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -22,6 +22,7 @@ import {
   originMessage,
   relationSection,
 } from './core/fileHistory';
+import { LensCounts } from './core/lensCounts';
 import { formatRef } from './core/refs';
 import { type Row, ariaLabel, highlightStyle, hitRow, messageRow } from './core/hitRow';
 import { shortenPath } from './core/render';
@@ -54,24 +55,28 @@ function errorText(err: unknown): string {
 export class FileHistory implements vscode.Disposable, vscode.CodeLensProvider {
   private readonly lensEmitter = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.lensEmitter.event;
-  private readonly counts = new Map<string, Promise<FileCounts | undefined>>();
+  private readonly counts: LensCounts<FileCounts>;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
     private readonly server: Server,
     private readonly reads: ReadView,
   ) {
-    const forget = (): void => {
-      this.counts.clear();
-      this.lensEmitter.fire();
-    };
+    this.counts = new LensCounts<FileCounts>(
+      async (uri) =>
+        (await server.request<FileHistoryResult>(FILE_METHODS.fileHistory, { uri, limit: 1 } satisfies FileHistoryParams))
+          .counts,
+      () => this.lensEmitter.fire(),
+      (a, b) => a?.changed === b?.changed && a?.read === b?.read,
+    );
     this.disposables.push(
       this.lensEmitter,
+      { dispose: () => this.counts.dispose() },
       vscode.languages.registerCodeLensProvider({ scheme: 'file' }, this),
-      server.onIndexChanged(forget),
-      server.onDidStart(forget),
+      server.onIndexChanged(() => this.counts.stale()),
+      server.onDidStart(() => this.counts.stale()),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('piEvents.fileHistory.codeLens')) forget();
+        if (e.affectsConfiguration('piEvents.fileHistory.codeLens')) this.counts.clear();
       }),
     );
   }
@@ -80,18 +85,7 @@ export class FileHistory implements vscode.Disposable, vscode.CodeLensProvider {
   async provideCodeLenses(doc: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.CodeLens[]> {
     if (!vscode.workspace.getConfiguration('piEvents').get<boolean>('fileHistory.codeLens', true)) return [];
     const key = doc.uri.toString();
-    let counts = this.counts.get(key);
-    if (!counts) {
-      counts = this.server
-        .request<FileHistoryResult>(FILE_METHODS.fileHistory, { uri: key, limit: 1 } satisfies FileHistoryParams)
-        .then((r) => r.counts)
-        .catch(() => {
-          this.counts.delete(key); // not running yet, or failed: ask again next time
-          return undefined;
-        });
-      this.counts.set(key, counts);
-    }
-    const title = lensTitle(await counts);
+    const title = lensTitle(await this.counts.get(key));
     if (!title || token.isCancellationRequested) return [];
     announceStep('codeLens', { uri: key, title });
     return [new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), { title, command: 'piEvents.fileHistory', arguments: [doc.uri] })];

@@ -18,7 +18,7 @@ from pi_event_search import __version__
 from pi_event_search.cli import file as cli_file
 from pi_event_search.cli import render as render_text
 from pi_event_search.cli.demo import ensure_demo
-from pi_event_search.core.authz import Scope, default_root
+from pi_event_search.core.authz import MissingCutoff, Scope, default_root
 from pi_event_search.core.errors import EngineError, NotFound
 from pi_event_search.core.timestamps import parse_time
 from pi_event_search.query.parse import QueryTooLong
@@ -129,10 +129,11 @@ def _engine(args: argparse.Namespace) -> Engine:
 
 
 def _scope(args: argparse.Namespace) -> Scope:
-    if args.all:
-        return Scope.of(None, args.current_session, args.cutoff)
-    roots = args.root or [default_root()]
-    return Scope.of([str(Path(r).resolve()) for r in roots], args.current_session, args.cutoff)
+    roots = None if args.all else [str(Path(r).resolve()) for r in args.root or [default_root()]]
+    try:
+        return Scope.of(roots, args.current_session, args.cutoff)
+    except MissingCutoff as exc:
+        raise UsageError("--current-session needs --cutoff") from exc
 
 
 def _out(obj: Any) -> None:

@@ -80,6 +80,10 @@ def default_root(cwd: str | None = None) -> str:
     return canonical(git_root(here) or here) or "/"
 
 
+class MissingCutoff(ValueError):
+    """A caller named its own session without the cutoff entry."""
+
+
 @dataclass(frozen=True, slots=True)
 class Scope:
     """Who is asking: roots (None = trusted, every session) and the caller's own session."""
@@ -91,6 +95,9 @@ class Scope:
     @staticmethod
     def of(roots: list[str] | None, current_session: str | None = None,
            cutoff: str | None = None) -> Scope:
+        if current_session is not None and not cutoff:
+            # Without the cutoff the caller's own session would show its whole future.
+            raise MissingCutoff("currentSession needs its cutoff (the entry holding the call)")
         if roots is None:
             return Scope(None, current_session, cutoff)
         canon = tuple(sorted({c for c in (canonical(r) for r in roots) if c}))
@@ -129,7 +136,9 @@ class Scope:
         # cutoff is not indexed yet, nothing after it is either (append order is preserved).
         cut = (f" AND {e}.seq < coalesce((SELECT c.seq FROM events c WHERE c.sid = {s}.sid "
                "AND c.entry_id = ?), 1 << 62)")
-        return sql + cut, [*params, self.cutoff or ""]
+        if not self.cutoff:  # never from Scope.of; a hand-built Scope shows none of the session
+            return f"{sql} AND 0", params
+        return sql + cut, [*params, self.cutoff]
 
     def session_name(self, conn: sqlite3.Connection, session_id: str, name: str | None
                      ) -> str | None:

@@ -15,10 +15,12 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
+
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.wire import FileHit, LineOriginResult
 from pi_event_search.files.filerefs import file_hit
-from pi_event_search.files.linewrites import Needle, Write, short_in, written
+from pi_event_search.files.linewrites import Needle, Write, indexed_evidence, written
 from pi_event_search.index import textcodec
 from pi_event_search.query.filepaths import TargetFile, target_file
 from pi_event_search.query.shapes import EVENT_COLUMNS
@@ -68,7 +70,7 @@ def _writers(conn: sqlite3.Connection, target: TargetFile, needle: Needle, scope
         f"SELECT {EVENT_COLUMNS} FROM events e JOIN sessions s ON s.sid = e.sid "
         f"WHERE e.eid IN ({changes}) AND {auth} ORDER BY e.ts_ms DESC, s.created, e.eid",
         [*params, *auth_params]).fetchall()
-    holding, others = _may_hold(conn, changes, params, needle)
+    holding = _may_hold(conn, changes, params, needle)
     for row in rows:
         if row["eid"] not in holding:
             continue
@@ -79,28 +81,28 @@ def _writers(conn: sqlite3.Connection, target: TargetFile, needle: Needle, scope
             if not _failed(conn, row["sid"], entry, write.block):
                 yield row, write
                 break
-    if not needle.short:  # only for the reason: did a replacement too short to count write it?
-        any(short_in(text, needle) for text in others)
 
 
 def _may_hold(conn: sqlite3.Connection, changes: str, params: list[Any], needle: Needle
-              ) -> tuple[set[int], list[str]]:
-    """The events whose indexed change calls could hold the line or a part of it long enough
-    to count (never a false no), in one query: a file changed by hundreds of events costs one
-    decompression each, and a look for each piece of the line. Also the texts of the others."""
+              ) -> set[int]:
+    """The events whose change calls could have written the line (never a false no), in one
+    query: a file changed by hundreds of events costs one decompression each. A call whose
+    indexed `edits` array is whole is judged on it; other shapes (a `write`, the legacy single
+    replacement, a bounded text) pass when they hold the line or a piece of it long enough."""
+    escaped = orjson.dumps(needle.text).decode()[1:-1]  # as it appears inside an `edits` array
     pieces = needle.windows()
     marks = ",".join("?" * len(FILE_CHANGE_TOOLS))
     out: set[int] = set()
-    others: list[str] = []
     for f in conn.execute(
             f"SELECT eid, text FROM fragments WHERE eid IN ({changes}) AND kind = 'tool.call' "
             f"AND meta IN ({marks})", [*params, *sorted(FILE_CHANGE_TOOLS)]):
         text = textcodec.unpack(f["text"], conn)
-        if (len(text) > HEAD_CHARS and OMITTED in text) or any(p in text for p in pieces):
+        bounded = len(text) > HEAD_CHARS and OMITTED in text
+        judged = None if bounded else indexed_evidence(text, needle)
+        if bounded or judged or (judged is None and (
+                needle.text in text or escaped in text or any(p in text for p in pieces))):
             out.add(f["eid"])
-        else:
-            others.append(text)
-    return out, others
+    return out
 
 
 def _source_entry(row: sqlite3.Row) -> dict[str, Any] | None:

@@ -66,19 +66,24 @@ def written(entry: dict[str, Any], target: TargetFile, cwd: str | None, needle: 
                 break
 
 
-def short_in(indexed: str, needle: Needle) -> bool:
-    """Whether a change call's indexed text (its `edits` argument as compact JSON on one line)
-    holds a replacement that changed part of the line but is too short to count."""
-    for line in indexed.split("\n"):
-        if line.startswith("edits: ["):
-            try:
-                edits = orjson.loads(line[len("edits: "):])
-            except orjson.JSONDecodeError:
-                return False
-            pairs = [_pair(e) for e in edits if isinstance(e, dict)]
-            for new, old in (p for p in pairs if p is not None):
-                _evidence(new, old, needle)
-    return needle.short
+def indexed_evidence(indexed: str, needle: Needle) -> bool | None:
+    """Whether a change call wrote the line, judged on its indexed text when that holds its
+    `edits` array whole (compact JSON on one line, as the index writes it): the prefilter that
+    spares reading back every call of a busy file. None when the text cannot tell (another
+    argument shape, or a text the index bounded)."""
+    at = indexed.find("\nedits: [")
+    if at < 0:
+        return None
+    end = indexed.find("\n", at + 1)
+    try:
+        edits = orjson.loads(indexed[at + len("\nedits: "):end if end >= 0 else None])
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(edits, list):
+        return None
+    pairs = [p for p in (_pair(e) for e in edits if isinstance(e, dict)) if p is not None]
+    found = [_evidence(new, old, needle) for new, old in pairs]  # each may mark `short`
+    return any(mark is not None for mark in found)
 
 
 def _evidence(new: str, old: str, needle: Needle) -> str | None:
@@ -98,16 +103,15 @@ def _changed_part(new: str, old: str, line: str) -> str | None:
     """The part of the replacement the line holds where the old text is gone, if any."""
     if not old.strip():  # a whole file written, or text inserted: only whole lines count
         return None
-    new_lines, old_lines = new.split("\n"), old.split("\n")
-    if len(new_lines) == 1:
+    if "\n" not in new:
         part, gone = new.strip(), old.strip()
         if not part or part not in line or gone == part:
             return None
         return part if gone not in line.replace(part, "\0", 1) else None
-    first, last = new_lines[0].strip(), new_lines[-1].strip()
-    if first and line.endswith(first) and first != old_lines[0].strip():
+    first, last = new.partition("\n")[0].strip(), new.rpartition("\n")[2].strip()
+    if first and line.endswith(first) and first != old.partition("\n")[0].strip():
         return first
-    if last and line.startswith(last) and last != old_lines[-1].strip():
+    if last and line.startswith(last) and last != old.rpartition("\n")[2].strip():
         return last
     return None
 

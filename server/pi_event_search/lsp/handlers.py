@@ -14,6 +14,7 @@ from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
 from pi_event_search.core import eventref, wire
+from pi_event_search.core.authz import MissingCutoff
 from pi_event_search.core.errors import EngineError, InvalidRef, NotFound
 from pi_event_search.core.eventref import Ref
 from pi_event_search.lsp import render as lsp_render
@@ -47,7 +48,7 @@ def errors(fn: Callable[..., Awaitable[R]]) -> Callable[..., Awaitable[R]]:
     async def wrapper(*args: Any) -> R:
         try:
             return await fn(*args)
-        except (BadParams, InvalidRef) as exc:
+        except (BadParams, InvalidRef, MissingCutoff) as exc:
             raise JsonRpcInvalidParams(f"Invalid params: {exc}") from exc
         except NotFound as exc:
             raise _server_error(str(exc), NOT_FOUND) from exc
@@ -184,13 +185,15 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
             source = doc.source
         except OSError:
             return []
+        refs = list(eventref.in_text(source))[:500]
+        where: dict[tuple[str, str], wire.Source] = {}
+        if refs and ls.engine is not None:
+            where = await ls.run_blocking(ls.engine.locate, [f.ref for f in refs], ls.scope())
         links: list[t.DocumentLink] = []
-        for found in list(eventref.in_text(source))[:500]:
-            result = await _quiet_read(ls, found.ref)
+        for found in refs:
             rng = doc.range_to_client_units(_range(found.line, found.start, found.end))
-            target = None
-            if result is not None:
-                target = f"{result['source']['uri']}#L{result['source']['line']}"
+            at = where.get((found.ref.session_id, found.ref.entry_id))
+            target = f"{at['uri']}#L{at['line']}" if at is not None else None
             links.append(t.DocumentLink(range=rng, target=target))
         return links
 

@@ -102,7 +102,10 @@ def current_session(d: dict[str, Any]) -> tuple[str, str | None] | None:
         return None
     if not isinstance(cur, dict) or not isinstance(cur.get("sessionId"), str):
         raise BadParams("currentSession must be {sessionId, cutoff}")
-    return cur["sessionId"], _str(cur, "cutoff")
+    cutoff = _str(cur, "cutoff")
+    if not cutoff:
+        raise BadParams("currentSession.cutoff is required (the entry holding the call)")
+    return cur["sessionId"], cutoff
 
 
 def event_ref(params: Any) -> Ref:

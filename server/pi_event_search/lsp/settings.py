@@ -56,11 +56,11 @@ def parse(options: Any, base: Settings | None = None) -> Settings:
     current = options.get("currentSession")
     if current is not None:
         if isinstance(current, dict) and isinstance(current.get("sessionId"), str) and \
-                isinstance(current.get("cutoff", ""), str):
+                isinstance(current.get("cutoff"), str) and current["cutoff"]:
             values["current_session"] = current["sessionId"]
-            values["cutoff"] = current.get("cutoff") or None
+            values["cutoff"] = current["cutoff"]
         else:
-            warn.append("currentSession: expected {sessionId, cutoff}; ignored")
+            warn.append("currentSession: expected {sessionId, cutoff} (both strings); ignored")
     watch = options.get("watch")
     if watch is not None:
         if isinstance(watch, bool):

@@ -21,10 +21,12 @@ from pi_event_search.core.wire import (
     Indexing,
     LineOriginResult,
     ReadResult,
+    Source,
     StatusResult,
     TraceResult,
 )
 from pi_event_search.events.event_at import event_at
+from pi_event_search.events.locate import locate
 from pi_event_search.events.reader import read_event
 from pi_event_search.events.trace import trace_event
 from pi_event_search.files.filehistory import History, file_history
@@ -254,6 +256,10 @@ class Engine:
     def trace(self, ref: str | Ref, scope: Scope) -> TraceResult:
         target = ref if isinstance(ref, Ref) else Ref.parse(ref)
         return trace_event(self.reader(), target, scope)
+
+    def locate(self, refs: list[Ref], scope: Scope) -> dict[tuple[str, str], Source]:
+        """Where each visible event among `refs` is, in one pass (a note's links)."""
+        return locate(self.reader(), refs, scope)
 
     def event_at(self, path: str, line: int, scope: Scope) -> EventAt | None:
         return event_at(self.reader(), path, line, scope)

@@ -201,10 +201,22 @@ def iter_lines(fh: BinaryIO, start: int, first_line: int,
 
 
 def read_line_at(fh: BinaryIO, offset: int) -> bytes | None:
-    """The complete line starting at `offset`, or None when it is not (yet) terminated."""
-    for _, _, raw in iter_lines(fh, offset, 1):
-        return raw
-    return None
+    """The complete line starting at `offset`, or None when it is not (yet) terminated. Read in
+    growing blocks from 64 KiB: most lines are short, and a reader's CHUNK per line would read
+    4 MiB for each entry read back (0.7 ms each; 500 references in a note took 336 ms)."""
+    fh.seek(offset)
+    parts: list[bytes] = []
+    size = 64 << 10
+    while True:
+        block = fh.read(size)
+        if not block:
+            return None
+        nl = block.find(b"\n")
+        if nl >= 0:
+            parts.append(block[:nl])
+            return b"".join(parts)
+        parts.append(block)
+        size = min(size * 2, CHUNK)
 
 
 def read_entry_line(fh: BinaryIO, offset: int, sub: int) -> bytes | None:

@@ -1,0 +1,106 @@
+"""`/events` in Pi's interactive TUI: the real Pi 0.73.1 in a pseudo-terminal (120x32), keys typed
+as a person types them. The picker lists this project's hit (never another project's), the preview
+shows its exact text, Ctrl+R the read view, Escape goes back, Enter puts the reference into
+Pi's editor; Alt+E opens the picker again, and Escape closes it leaving the prompt as it was.
+Assertions read the terminal output with escape sequences removed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import struct
+import termios
+import time
+
+import pytest
+from pihelp import EXT, WORD, Project, pi_cli
+
+ANSI = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]"  # CSI
+                  r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC
+                  r"|\x1b[_P^][^\x1b]*\x1b\\|\x1b[=>78]")  # APC, DCS; keypad, cursor save
+COLUMNS, ROWS = 120, 32
+
+
+class Terminal:
+    def __init__(self, argv: list[str], cwd: str, env: dict[str, str]) -> None:
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: Pi
+            os.chdir(cwd)
+            os.execve(argv[0], argv, env)
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
+        self.out = b""
+
+    def text(self, since: int = 0) -> str:
+        return ANSI.sub("", self.out[since:].decode("utf-8", "replace"))
+
+    def until(self, pattern: str, since: int = 0, timeout: float = 60) -> str:
+        """Reads until the output after `since` (escapes removed) matches; fails with what came."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if re.search(pattern, self.text(since)):
+                return self.text(since)
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if ready:
+                try:
+                    self.out += os.read(self.fd, 65536)
+                except OSError:
+                    break
+        raise AssertionError(f"no {pattern!r} within {timeout} s; the screen said:\n"
+                             f"{self.text(since)[-3000:]}")
+
+    def type(self, data: str) -> int:
+        """Text a key at a time; an escape sequence (an arrow key) in one write, as a terminal sends it."""
+        mark = len(self.out)
+        for key in [data] if data.startswith("\x1b") else list(data):
+            os.write(self.fd, key.encode())
+            time.sleep(0.02)
+        return mark
+
+    def close(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        os.close(self.fd)
+
+
+def test_events_picker_in_the_interactive_tui(project: Project) -> None:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node not found")
+    env = project.env() | {"TERM": "xterm-256color", "COLORTERM": "truecolor"}
+    term = Terminal([node, str(pi_cli()), "--offline", "-nc", "-e", str(EXT / "src" / "index.ts")],
+                    str(project.root), env)
+    ref = f"pi-event:{project.earlier.session_id}/{project.earlier_hit}"
+    try:
+        term.until(r"pi v0\.73\.1")
+        time.sleep(1)  # the editor takes keys once drawn
+        opened = term.type("/events zebra")
+        term.until(r"/events zebra", opened)
+        shown = term.until(r"npm ERR! zebracorn module missing", term.type("\r"))
+        assert "Pi events · this project, current session left out" in shown
+        assert "fix the build" in shown and "tool.result bash error" in shown
+        assert "another project" not in shown
+        moved = term.until(rf"preview {re.escape(ref)}", term.type("\x1b[B"))
+        assert "npm ERR! zebracorn module missing" in moved
+        read = term.until(r"characters 0-\d+ of \d+", term.type("\x12"))  # ctrl+r
+        assert f"read {ref}" in read and "after (append order)" in read
+        term.until(r"enter insert ref · tab insert quote", term.type("\x1b"))
+        inserted = term.until(re.escape(ref), term.type("\r"))
+        assert "Pi events ·" not in inserted, "the picker closed"
+        assert WORD in shown
+        # The shortcut opens it again (empty query: the newest events); Escape leaves the prompt
+        # as it was, the reference still in it.
+        again = term.until(r"enter insert ref · tab insert quote", term.type("\x1be"))  # alt+e
+        assert "Pi events · this project" in again
+        closed = term.until(re.escape(ref), term.type("\x1b"))
+        assert "Pi events ·" not in closed
+    finally:
+        term.close()
