@@ -76,9 +76,19 @@ class _Finder:
         return spans, max(pos, n - self.margin) if not final else n
 
     def folded(self, text: str) -> list[tuple[int, int, str]]:
-        """The slow path, for text whose diacritics the tokenizer folds ("cafe" finds "café")."""
-        spans = []
+        """The slow path, for text whose diacritics the tokenizer folds ("cafe" finds "café").
+        Only tokens with a letter outside ASCII are folded: the literal scan, which found
+        nothing, already looked at every other one (folding each token of a long text cost 300 ms
+        on a page of prefix hits whose match lay in metadata)."""
+        spans: list[tuple[int, int, str]] = []
+        head = text[:FOLD_CHARS]
+        folded = unicodedata.normalize("NFKD", head.lower()).translate(_combining())
+        if not any(w in folded for w in self.words) and (self.prefix is None
+                                                       or self.prefix not in folded):
+            return spans  # no token can fold to a query word: skip the per-token pass
         for m in _TOKEN.finditer(text, 0, FOLD_CHARS):
+            if m.group().isascii():
+                continue
             tok = fold(m.group())
             if tok in self.words or (self.prefix is not None and tok.startswith(self.prefix)):
                 spans.append((m.start(), m.end(), tok))
@@ -162,6 +172,12 @@ def _insensitive(words: frozenset[str], prefix: str | None) -> re.Pattern[str] |
         return None
     return re.compile(r"(?<![^\W_])(?:" + "|".join(alternatives) + r")(?![^\W_])",
                       re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _combining() -> dict[int, None]:
+    """Every combining code point, for str.translate (built once, on the first folded text)."""
+    return {cp: None for cp in range(0x20000) if unicodedata.combining(chr(cp))}  # none above
 
 
 def fold(token: str) -> str:

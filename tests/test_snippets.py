@@ -1,0 +1,42 @@
+"""Snippets mark the words the tokenizer matched, diacritics folded: the slow folding path looks
+only at tokens outside ASCII, and must still find what the literal scan cannot."""
+
+from __future__ import annotations
+
+from pi_event_search.query.snippets import snippet
+
+
+def _marked(text: str, words: set[str], prefix: str | None = None) -> list[str]:
+    cut, matches = snippet(text, frozenset(words), prefix)
+    return [cut[s:e] for s, e in matches]
+
+
+def test_a_folded_word_is_marked_in_non_ascii_text() -> None:
+    text = "le café est fermé; " + "mot " * 50 + "une crème brûlée"
+    assert _marked(text, {"cafe"}) == ["café"]
+    assert _marked(text, {"brulee"}) == ["brûlée"]
+
+
+def test_a_folded_prefix_is_marked() -> None:
+    assert _marked("déjà vu, et dépôt du code", set(), "depo") == ["dépôt"]
+
+
+def test_ascii_words_beside_non_ascii_ones_are_marked_by_the_literal_scan() -> None:
+    assert _marked("naïve retry_loop reconnects", {"retry"}) == ["retry"]
+    assert _marked("naïve retry_loop reconnects", set(), "recon") == ["reconnects"]
+
+
+def test_nothing_is_marked_when_the_match_is_elsewhere() -> None:
+    # A hit whose match lies in metadata (a tool name, a path): the text holds no query word.
+    text = "ümlaut " * 3000
+    cut, matches = snippet(text, frozenset({"bash"}), None)
+    assert matches == [] and cut.startswith("ümlaut")
+
+
+def test_the_folding_table_holds_every_combining_mark() -> None:
+    import unicodedata
+
+    from pi_event_search.query.snippets import _combining
+
+    every = {cp for cp in range(0x110000) if unicodedata.combining(chr(cp))}
+    assert every == set(_combining())
