@@ -19,7 +19,9 @@ from pi_event_search.index import locks, textcodec
 from pi_event_search.index.fulltext import FullText
 
 APPLICATION_ID = 0x50494553  # "PIES"
-SCHEMA_VERSION = 10
+# 11: objects on a line Pi cannot load no longer take part in the tree (their states are unknown):
+# indexes written by 10 hold other states for those sessions, so they are rebuilt under a new name.
+SCHEMA_VERSION = 11
 
 # The full-text table; a bulk load builds a copy of it in a side database (ftsload.py).
 FTS_TABLE = ("CREATE VIRTUAL TABLE {name} USING fts5(text, meta, content='',\n"
