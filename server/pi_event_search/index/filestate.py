@@ -42,28 +42,32 @@ class Settled(dict[str, tuple[object, ...]]):
     pending = False  # a bulk load is unfinished
 
 
-# The files table as this connection last read it, while nothing has been written to the index
-# since (`PRAGMA data_version` moves on other connections' commits, total_changes on our own).
-# Connections take no weak references: the few most recent are kept, by identity.
-_KNOWN: dict[int, tuple[sqlite3.Connection, tuple[int, int], dict[str, FileRow],
-                        Settled]] = {}
+class FilesCache:
+    """The files table as one write connection last read it, while nothing has been written to
+    the index since (`PRAGMA data_version` moves on other connections' commits, total_changes on
+    our own). Its owner (the engine, one per write connection) passes it to every pass."""
+
+    def __init__(self) -> None:
+        self._conn: sqlite3.Connection | None = None
+        self._key: tuple[int, int] | None = None
+        self._value: tuple[dict[str, FileRow], Settled] | None = None
+
+    def read(self, conn: sqlite3.Connection) -> tuple[dict[str, FileRow], Settled]:
+        key = (conn.execute("PRAGMA data_version").fetchone()["data_version"], conn.total_changes)
+        if self._value is not None and self._conn is conn and self._key == key:
+            return self._value
+        self._conn, self._key, self._value = conn, key, known_files(conn)
+        return self._value
 
 
 def known_files(conn: sqlite3.Connection) -> tuple[dict[str, FileRow], Settled]:
-    key = (conn.execute("PRAGMA data_version").fetchone()["data_version"], conn.total_changes)
-    cached = _KNOWN.get(id(conn))
-    if cached is not None and cached[0] is conn and cached[1] == key:
-        return cached[2], cached[3]
+    """The files table now, and which files the last pass left settled."""
     rows = map(FileRow._make, conn.execute(_SELECT_FILES))
     known = {r.path: r for r in rows}
     settled = Settled((p, (r.root, r.dev, r.ino, r.size, r.mtime_ns)) for p, r in known.items()
                        if r.status in ("indexed", "duplicate", "skipped"))
     settled.indexed = sum(1 for r in known.values() if r.status == "indexed")
     settled.pending = store.bulk_pending(conn)
-    _KNOWN.pop(id(conn), None)
-    while len(_KNOWN) >= 4:
-        del _KNOWN[next(iter(_KNOWN))]
-    _KNOWN[id(conn)] = (conn, key, known, settled)
     return known, settled
 
 

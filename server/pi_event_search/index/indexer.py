@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from pi_event_search.index import ftsload, store, textcodec
 from pi_event_search.index import progress as progress_mod
-from pi_event_search.index.filestate import FileRow, known_files, quiet
+from pi_event_search.index.filestate import FileRow, FilesCache, known_files, quiet
 from pi_event_search.index.fulltext import FullText
 from pi_event_search.index.ingest import Outcome, apply_file, mark_stale
 from pi_event_search.index.prepare import sample_texts
@@ -77,7 +77,7 @@ class Pass:
 
 
 def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
-            progress: Progress | None = None) -> Report:
+            progress: Progress | None = None, files: FilesCache | None = None) -> Report:
     """Bring the index up to date with what is on disk now. A first index (or a rebuild) applies
     the newest sessions first and commits them as it goes: they answer searches within a second
     or two, while the rest goes on at the bulk load's speed (docs/process-model.md)."""
@@ -85,7 +85,7 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
     observed, unavailable = scan(dirs)
     roots = {d.path for d in dirs}
     report = Report(files=len(observed))
-    known, settled = known_files(conn)
+    known, settled = files.read(conn) if files is not None else known_files(conn)
     if not unavailable and quiet(observed, known, settled, roots):
         # Nothing to open, write or forget: no write transaction at all (but once, to say that
         # a new index, or one whose writer died in a pass, is complete).

@@ -32,6 +32,7 @@ from pi_event_search.events.trace import trace_event
 from pi_event_search.files.filehistory import History, file_history
 from pi_event_search.files.lineorigin import line_origin
 from pi_event_search.index import indexer, locks, progress, store, textcodec
+from pi_event_search.index.filestate import FilesCache
 from pi_event_search.index.status import status
 from pi_event_search.query.search import Filters, Page, search
 from pi_event_search.service.lease import Lease
@@ -87,6 +88,7 @@ class Engine:
         self.dirs = dirs
         self.lease = Lease(index_path)
         self._conn: sqlite3.Connection | None = None  # the write connection, while the writer
+        self._files = FilesCache()  # what the last pass left in the files table (idle refreshes)
         self._write_lock = threading.Lock()
         self._local = threading.local()
         index_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -169,7 +171,7 @@ class Engine:
             if not self.take_writer():
                 return self._as_read()
             assert self._conn is not None
-            return indexer.refresh(self._conn, self.dirs, progress)
+            return indexer.refresh(self._conn, self.dirs, progress, self._files)
 
     def refresh_or_wait(self, progress: indexer.Progress | None, seconds: float
                         ) -> indexer.Report:
@@ -207,7 +209,7 @@ class Engine:
             conn = self._conn
             assert conn is not None
             report = indexer.refresh_paths(conn, paths) if paths else None
-            return report if report is not None else indexer.refresh(conn, self.dirs)
+            return report if report is not None else indexer.refresh(conn, self.dirs, files=self._files)
 
     def wait_indexed(self, paths: set[str] | None, seconds: float) -> bool:
         """Wait until the index holds these files as they are now (None: every session file of
