@@ -29,6 +29,8 @@ export interface PickerTheme {
 
 export const HELP = "enter insert ref · tab insert quote · ctrl+r read · ctrl+t trace · pgup/pgdn page · esc close";
 const TYPING_DELAY_MS = 60;
+/** While the first index grows, the first page is asked again this often: hits arrive as they are indexed. */
+export const INDEXING_REFRESH_MS = 1000;
 const PREVIEW_LINES = 6;
 
 interface Detail {
@@ -53,6 +55,7 @@ export class EventPicker implements Component {
 	private generation = 0;
 	private inFlight: AbortController | undefined;
 	private timer: NodeJS.Timeout | undefined;
+	private refresh: NodeJS.Timeout | undefined;
 	/** The query whose hits are shown (the latency bench times keystroke -> this). */
 	answered: string | undefined;
 	/** The last search in flight (tests and the bench await it). */
@@ -114,6 +117,7 @@ export class EventPicker implements Component {
 
 	private finish(result: PickerResult): void {
 		clearTimeout(this.timer);
+		clearTimeout(this.refresh);
 		this.generation++;
 		this.inFlight?.abort();
 		this.done(result);
@@ -143,10 +147,11 @@ export class EventPicker implements Component {
 		}, TYPING_DELAY_MS);
 	}
 
-	private async search(page: number): Promise<void> {
+	private async search(page: number, again = false): Promise<void> {
 		const generation = ++this.generation;
+		clearTimeout(this.refresh);
 		this.asked = page;
-		this.status = "searching…";
+		if (!again) this.status = "searching…";
 		const query = this.query;
 		this.inFlight?.abort();
 		const inFlight = (this.inFlight = new AbortController());
@@ -156,10 +161,17 @@ export class EventPicker implements Component {
 			this.answered = query;
 			this.hits = result.hits;
 			this.page = page;
-			this.selected = 0;
+			if (!again || this.selected >= this.hits.length) this.selected = 0;
 			this.nextCursor = result.nextCursor;
 			const i = result.indexing;
 			this.status = i ? `still indexing: ${i.percent}% of sessions` : "";
+			if (i && page === 0) {
+				// Nothing else was asked meanwhile: the same page again, with what has been indexed since.
+				this.refresh = setTimeout(() => {
+					if (generation === this.generation) this.searching = this.search(0, true);
+				}, INDEXING_REFRESH_MS);
+				this.refresh.unref();
+			}
 			this.loadPreview();
 		} catch (err) {
 			if (generation !== this.generation) return;

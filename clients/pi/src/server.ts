@@ -212,16 +212,16 @@ export class EventServer {
 			void this.stop();
 			throw this.explain(err, true);
 		}
+		// The first pass of the index (the server starts it after `initialized`): wait for it a
+		// little, so a small history is complete at the first search; a large one answers with
+		// what is indexed so far (the search result says how far, `indexing`).
+		const firstPass = Math.min(timeoutMs, FIRST_PASS_WAIT_MS);
 		try {
-			// The first pass of the index (the server starts it after `initialized`): wait for it a
-			// little, so a small history is complete at the first search; a large one answers with
-			// what is indexed so far (the search result says how far, `indexing`).
-			const firstPass = Math.min(timeoutMs, FIRST_PASS_WAIT_MS);
 			await retryWhileOpening(() => conn.request("piEvents/reindex", {}, { timeoutMs: firstPass }), firstPass);
 			this.stillIndexing = false;
 		} catch (err) {
 			if (!(err instanceof RpcTimeout) && !isOpening(err)) throw this.explain(err, true);
-			this.stillIndexing = true;
+			this.stillIndexing = !(await untilSomethingIndexed(conn, timeoutMs - firstPass));
 		}
 		if (this.conn !== conn) throw new ServerUnavailable("the pi-event-search server was stopped (the session ended)");
 		this.ready = conn;
@@ -303,4 +303,22 @@ export function abortable<T>(promise: Promise<T>, signal?: AbortSignal): Promise
 	});
 	// The race passes the promise's own rejection through untouched, whatever it is.
 	return Promise.race([promise, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
+}
+
+/** Past the first-pass wait, an index that holds none of this project's sessions yet has nothing to
+ * answer with: wait on (a busy machine makes even a small history slow), until the first pass ends or
+ * the first of them is committed, within `budgetMs`. True when the first pass has ended. */
+async function untilSomethingIndexed(conn: RpcConnection, budgetMs: number): Promise<boolean> {
+	const end = Date.now() + budgetMs;
+	while (Date.now() < end) {
+		try {
+			const s = await conn.request<{ server?: { state?: string }; sessions?: number }>("piEvents/status", {}, { timeoutMs: Math.max(1, end - Date.now()) });
+			if (s.server?.state === "ready") return true;
+			if ((s.sessions ?? 0) > 0) return false;
+		} catch (err) {
+			if (!isOpening(err)) return false;
+		}
+		await new Promise((r) => setTimeout(r, 500));
+	}
+	return false;
 }

@@ -11,7 +11,7 @@ import { test } from "node:test";
 import { type Terminal, TUI } from "@mariozechner/pi-tui";
 // Pi's own theme (the one custom() hands an extension); the package index does not export it.
 import { initTheme, theme } from "../node_modules/@mariozechner/pi-coding-agent/dist/modes/interactive/theme/theme.js";
-import { EventPicker, HELP, type PickerResult, type PickerSource, quoteOf, searchText } from "../src/picker.ts";
+import { EventPicker, HELP, INDEXING_REFRESH_MS, type PickerResult, type PickerSource, quoteOf, searchText } from "../src/picker.ts";
 import type { Hit } from "../src/protocol.ts";
 
 const KEY = { down: "\x1b[B", up: "\x1b[A", enter: "\r", tab: "\t", esc: "\x1b", pgdn: "\x1b[6~", pgup: "\x1b[5~", ctrlR: "\x12", ctrlT: "\x14", backspace: "\x7f" };
@@ -278,4 +278,31 @@ test("in a TUI: keys reach the picker and the frame is drawn", async () => {
 	} finally {
 		tui.stop();
 	}
+});
+
+test("while the first index grows, the first page is asked again until the hits arrive", async () => {
+	const base = source();
+	let calls = 0;
+	const growing: PickerSource = {
+		...base,
+		search: async (query, cursor, limit, signal) => {
+			calls++;
+			const full = await base.search(query, cursor, limit, signal);
+			// Nothing indexed at the first answer; everything at the second.
+			return calls === 1
+				? { hits: [], nextCursor: null, indexing: { phase: "first-index", sessionsIndexed: 0, sessionsTotal: 4, percent: 0 } }
+				: full;
+		},
+	};
+	const picker = new EventPicker(growing, theme, () => undefined, () => undefined, "build");
+	await settle(picker);
+	assert.equal(picker.hits.length, 0);
+	assert.match(picker.render(120).map(plain).join("\n"), /still indexing: 0% of sessions/);
+	await sleep(INDEXING_REFRESH_MS + 100);
+	await picker.searching;
+	assert.equal(calls, 2);
+	assert.equal(picker.hits.length, 8);
+	assert.doesNotMatch(picker.render(120).map(plain).join("\n"), /still indexing/);
+	await sleep(INDEXING_REFRESH_MS + 100);
+	assert.equal(calls, 2, "a complete index is not asked again");
 });
