@@ -31,6 +31,21 @@ def _servers(home: PiHome, n: int) -> list[LspClient]:
     return out
 
 
+def _answering(tmp_path: Path, sessions: int, turns: int, n: int) -> tuple[PiHome, list[LspClient]]:
+    """A generated history and n servers on one index, each once it answers with hits."""
+    home = fresh_home(tmp_path)
+    history(home, sessions=sessions, turns=turns)
+    servers = _servers(home, n)
+    try:
+        for c in servers:
+            _until(lambda c=c: _hits(c, WORD), 60, "first hits")
+    except BaseException:
+        for c in servers:
+            c.close()
+        raise
+    return home, servers
+
+
 def _until(cond: Any, seconds: float, what: str) -> Any:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -65,12 +80,8 @@ def _check_index(index: Path, sessions: int) -> None:
 
 
 def test_one_writer_appends_and_takeover(tmp_path: Path) -> None:
-    home = fresh_home(tmp_path)
-    history(home, sessions=6, turns=10)
-    servers = _servers(home, 3)
+    home, servers = _answering(tmp_path, 6, 10, 3)
     try:
-        for c in servers:
-            _until(lambda c=c: _hits(c, WORD), 60, "first hits")
         states = [_server_state(c) for c in servers]
         assert sorted(s["role"] for s in states) == ["reader", "reader", "writer"]
         assert len({s["writerPid"] for s in states}) == 1
@@ -120,12 +131,8 @@ def test_writer_killed_mid_first_index(tmp_path: Path) -> None:
 
 
 def test_writer_killed_mid_refresh(tmp_path: Path) -> None:
-    home = fresh_home(tmp_path)
-    history(home, sessions=4, turns=5)
-    servers = _servers(home, 2)
+    home, servers = _answering(tmp_path, 4, 5, 2)
     try:
-        for c in servers:
-            _until(lambda c=c: _hits(c, WORD), 60, "first hits")
         writer = next(c for c in servers if _server_state(c)["role"] == "writer")
         other = next(c for c in servers if c is not writer)
         # Many new sessions at once: a refresh that takes a while; kill the writer in it.
