@@ -179,10 +179,12 @@ class Engine:
         meanwhile); otherwise wait, at most `seconds`, for the writer to have indexed every
         session file as it is now. Then answer from what is committed."""
         end = time.monotonic() + seconds
+        want: set[str] | None = None
         while True:
             if self.take_writer():
                 return self.refresh(progress)
-            if self._indexed(None) or time.monotonic() >= end:
+            done, want = self._indexed(want)
+            if done or time.monotonic() >= end:
                 return self._as_read()
             time.sleep(0.05)
 
@@ -215,18 +217,23 @@ class Engine:
         """Wait until the index holds these files as they are now (None: every session file of
         the scanned directories) and no pass is under way, for at most `seconds`."""
         end = time.monotonic() + seconds
+        want = paths
         while True:
-            if self._indexed(paths):
+            done, want = self._indexed(want)
+            if done:
                 return True
             if time.monotonic() >= end:
                 return False
             time.sleep(0.02)
 
-    def _indexed(self, paths: set[str] | None) -> bool:
+    def _indexed(self, paths: set[str] | None) -> tuple[bool, set[str] | None]:
+        """Whether the index holds these files as they are now, and the files asked about: None
+        (every session file) waits for the pass under way, then lists the directories once, and
+        the caller's next poll reuses that list instead of scanning again."""
         conn = self.reader()
         if paths is None:
             if progress.indexing(conn) is not None or store.bulk_pending(conn):
-                return False
+                return False, None
             paths = {o.path for o in scan(self.dirs)[0]}
         for path in paths:
             try:
@@ -237,8 +244,8 @@ class Engine:
                                (path,)).fetchone()
             if row is None or row["status"] == "new" \
                     or (row["size"], row["mtime_ns"]) != (st.st_size, st.st_mtime_ns):
-                return False
-        return True
+                return False, paths
+        return True, paths
 
     def _as_read(self) -> indexer.Report:
         return indexer.Report(generation=store.generation(self.reader()))
