@@ -1,6 +1,6 @@
 """The language server process: settings, roots, the engine, background indexing and watching.
 
-Feature handlers live in handlers.py, the stdio entry point in lsp_main.py; this module owns
+Feature handlers live in handlers.py, the stdio entry point in main.py; this module owns
 lifecycle and state only.
 """
 
