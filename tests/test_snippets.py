@@ -40,3 +40,17 @@ def test_the_folding_table_holds_every_combining_mark() -> None:
 
     every = {cp for cp in range(0x110000) if unicodedata.combining(chr(cp))}
     assert every == set(_combining())
+
+
+def test_folding_is_skipped_only_when_no_character_can_fold_into_the_query() -> None:
+    # Dashes, arrows and another script cannot fold to "recon": nothing to mark, and no fold
+    # pass; a decomposed accent (a combining mark folds to nothing) or an accented letter can.
+    from pi_event_search.query.snippets import _may_fold_into
+
+    letters = frozenset("recon")
+    assert not _may_fold_into("retry — done → ok 日本語 ✓", letters)
+    assert _may_fold_into("Réconnect", letters)
+    assert _may_fold_into("re\u0301connect", letters)
+    noise = "retry — done → ok 日本語 ✓ " * 400
+    assert _marked(noise + "Réconnecting", set(), "recon") == ["Réconnecting"]
+    assert _marked(noise, set(), "recon") == []
