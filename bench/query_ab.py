@@ -44,10 +44,11 @@ def export(rev: str, out: Path) -> tuple[str, str]:
 
 def one_round(path: str, corpus: Path, index: Path, m: dict[str, Any],
               mix: dict[str, list[dict[str, Any]]], n: int) -> dict[str, Any]:
-    cli = str(Path(sys.executable).parent / "pi-event-search")
+    # `python -m`: the console script's entry point moved with the package layout (issue 22),
+    # the module entry did not, so engines from either side of the move run the same way.
     env = dict(os.environ, PI_CODING_AGENT_DIR=m["agent_dir"], PI_EVENT_SEARCH_INDEX=str(index),
                XDG_CACHE_HOME=str(corpus / "cache"), PYTHONPATH=path)
-    c = LspClient([cli, "serve"], env, cwd=str(corpus))
+    c = LspClient([sys.executable, "-m", "pi_event_search", "serve"], env, cwd=str(corpus))
     out: dict[str, Any] = {}
     try:
         c.initialize(m["roots"], {"watch": False})
@@ -71,7 +72,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("corpus", type=Path)
     ap.add_argument("index", type=Path)
-    ap.add_argument("--engine", action="append", required=True, help="label=REV")
+    ap.add_argument("--engine", action="append", required=True,
+                    help="label=REV, or label=REV@INDEX: that engine on its own index (an engine "
+                         "of another schema version would rebuild the shared one)")
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--queries", type=int, default=50, help="per class, per round")
     ap.add_argument("--out", type=Path, default=HERE / "out")
@@ -82,14 +85,16 @@ def main() -> None:
     engines = {}
     for spec in args.engine:
         label, rev = spec.split("=", 1)
-        engines[label] = export(rev, args.out.resolve())
+        rev, _, own = rev.partition("@")
+        engines[label] = (*export(rev, args.out.resolve()),
+                          Path(own).resolve() if own else args.index.resolve())
     acc: dict[str, dict[str, dict[str, Any]]] = {
         lb: {c: {"times": [], "cpu": 0.0} for c in mix} for lb in engines}
     loads = []
     for _ in range(args.rounds):
-        for label, (_, path) in engines.items():
+        for label, (_, path, index) in engines.items():
             loads.append(round(os.getloadavg()[0], 2))
-            for cls, r in one_round(path, args.corpus, args.index.resolve(), m, mix,
+            for cls, r in one_round(path, args.corpus, index, m, mix,
                                     args.queries).items():
                 acc[label][cls]["times"] += r["times"]
                 acc[label][cls]["cpu"] += r["cpu"]

@@ -30,7 +30,7 @@ from pi_event_search.lsp.params import (
 )
 from pi_event_search.lsp.server import PiEventServer
 from pi_event_search.query.parse import QueryTooLong
-from pi_event_search.query.search import Filters, StaleCursor
+from pi_event_search.query.search import Filters, Page, StaleCursor
 
 NOT_FOUND, STALE_CURSOR, QUERY_TOO_LONG, INDEX_UNAVAILABLE = -32001, -32002, -32003, -32004
 SYMBOL_LIMIT = 50
@@ -92,9 +92,13 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
     async def search(ls: PiEventServer, params: Any) -> wire.SearchResult:
         p = search_params(params)
         engine = await ls.ready_engine()
-        page = await ls.run_blocking(engine.search, p.query, p.filters, ls.scope(p.current),
-                                     limit=p.limit, cursor=p.cursor, prefix_last=p.prefix_last)
-        indexing = await ls.run_blocking(engine.indexing)
+        scope = ls.scope(p.current)
+
+        def run() -> tuple[Page, wire.Indexing | None]:  # one thread hop, not two
+            return (engine.search(p.query, p.filters, scope, limit=p.limit, cursor=p.cursor,
+                                  prefix_last=p.prefix_last), engine.indexing())
+
+        page, indexing = await ls.run_blocking(run)
         return {"hits": page.hits, "nextCursor": page.next_cursor, "indexing": indexing}
 
     @ls.feature(t.WORKSPACE_SYMBOL)
