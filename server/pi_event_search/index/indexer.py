@@ -11,6 +11,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -37,6 +38,7 @@ Progress = Callable[[int, int, str], None]
 BULK_BYTES = 256 << 20  # new bytes that make a pass a bulk load even on a non-empty index
 FIRST_SLICE_BYTES = 16 << 20  # newest sessions a first index commits as it goes (about 1 s)
 PUBLISH_FILES = 50  # a refresh of this many files says how far it has come
+HEADER_THREADS = 8  # threads reading the headers of many files at once (I/O, mostly)
 
 
 @dataclass(slots=True)
@@ -73,7 +75,9 @@ class Pass:
     eta: Eta = field(default_factory=lambda: Eta(0))
     ahead: ReadAhead | None = None
     phase: str | None = None  # published for readers (progress.publish) when not None
-    done: int = 0  # session files applied so far, of len(todo)
+    done: int = 0  # session files applied so far, of len(todo) (or of total when set)
+    total: int = 0
+    commit_first: bool = False  # commit right after the first session file applied
 
 
 def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
@@ -96,22 +100,28 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
         report.generation = store.generation(conn)
         return report
     pending = store.bulk_pending(conn)
-    infos = {o.path: _header(o, known.get(o.path)) for o in observed}
+    fresh = not known
+    early = _newest_first(conn, observed, report, progress) if fresh else set()
+    if fresh:
+        known, settled = known_files(conn)
+    infos = _headers(observed, known)
     canonical = _canonical(observed, infos)
-    todo = [o for o in observed if _to_apply(o, infos[o.path], canonical, known.get(o.path))]
+    todo = [o for o in observed if _to_apply(o, infos[o.path], canonical, known.get(o.path))
+            or o.path in early]
+    early = {o.path for o in todo if o.path in early and _still_done(o, infos, canonical, known)}
     new = sum(o.size for o in todo if _fresh(known.get(o.path)))
-    bulk = pending or (new > 0 and not known) or new >= BULK_BYTES
-    phase = progress_mod.FIRST_INDEX if not known or (pending and not settled.indexed) \
+    bulk = fresh or pending or new >= BULK_BYTES
+    phase = progress_mod.FIRST_INDEX if fresh or (pending and not settled.indexed) \
         else progress_mod.REBUILD if bulk else progress_mod.REFRESH
     p = Pass(conn, FullText(conn), observed, infos, canonical, known, todo, bulk, progress,
              phase=phase if bulk or len(todo) >= PUBLISH_FILES else None)
-    if p.phase is not None:  # readers know at once that a pass is under way
+    if p.phase is not None and not fresh:  # readers know at once that a pass is under way
         with store.transaction(conn):
             progress_mod.publish(conn, p.phase, 0, len(todo))
     load = None
     try:
         if bulk:
-            load = _bulk_apply(p, report)
+            load = _bulk_apply(p, report, fresh, early)
         else:
             _apply_all(p, report)
         with store.WriteBatch(conn, fulltext=p.fulltext) as batch:
@@ -132,46 +142,65 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
     return report
 
 
-def _bulk_apply(p: Pass, report: Report) -> ftsload.FtsLoad | None:
-    """Newest first: a slice of the newest sessions straight into the main full-text index,
-    committed every half second; then the rest through the side load (ftsload)."""
+def _newest_first(conn: sqlite3.Connection, observed: list[Observation], report: Report,
+                  progress: Progress | None) -> set[str]:
+    """A first index's newest sessions, up to FIRST_SLICE_BYTES, before anything else: before
+    the other files' headers are read (seconds at 5 GB from a cold page cache) and before the
+    dictionary is trained. Straight into the main full-text index, the newest session committed
+    at once, the rest every half second: they answer searches within a second or two. Their
+    texts are zstd frames without a dictionary, readable as any. A file bigger than the slice
+    on its own (a 100 MB live session) waits for the bulk load: it would hold the first commit
+    back. Returns the session files applied; the pass then checks them against every file (a
+    longer copy of one of these sessions elsewhere takes over, as in any pass)."""
+    store.bulk_begin(conn)
+    with store.transaction(conn):  # readers know at once that a first index is under way
+        progress_mod.publish(conn, progress_mod.FIRST_INDEX, 0, len(observed))
+    head: list[Observation] = []
+    budget = FIRST_SLICE_BYTES
+    for obs in sorted(observed, key=lambda o: -o.mtime_ns):
+        if obs.size > budget:
+            if obs.size <= FIRST_SLICE_BYTES:
+                break  # the slice is full: it stays the newest sessions in a row
+            continue
+        head.append(obs)
+        budget -= obs.size
+    infos = _headers(head, {})
+    canonical = _canonical(head, infos)
+    todo = [o for o in head if _to_apply(o, infos[o.path], canonical, None)]
+    p = Pass(conn, FullText(conn), head, infos, canonical, {}, todo, False, progress,
+             phase=progress_mod.FIRST_INDEX, total=len(observed), commit_first=True)
+    _apply_all(p, report)
+    return {o.path for o in todo}
+
+
+def _still_done(obs: Observation, infos: dict[str, HeaderInfo],
+                canonical: dict[str, Observation], known: dict[str, FileRow]) -> bool:
+    """A file of the first slice needs nothing more: indexed as it is now, and still the
+    canonical file of its session now that every header is known."""
+    row, sid = known.get(obs.path), infos[obs.path].session_id
+    return row is not None and row.status == "indexed" and _same_stat(obs, row) \
+        and sid is not None and canonical[sid].path == obs.path
+
+
+def _bulk_apply(p: Pass, report: Report, fresh: bool, early: set[str]
+                ) -> ftsload.FtsLoad | None:
+    """Newest first, through the side load (ftsload) when it can be copied in at the end: into an
+    empty full-text index, or a first index's (`fresh`) whose only rows are its first slice
+    (`early`, already applied: the load starts by catching up with them)."""
     conn = p.conn
     store.bulk_begin(conn)
     if textcodec.packer(conn) is textcodec.PLAIN:  # the index's first load: a dictionary
         with store.transaction(conn):
             textcodec.train(conn, sample_texts([o.path for o in p.todo]))
-    head, tail = _newest_slice(p.observed, {o.path for o in p.todo})
-    everything, p.observed = p.observed, head
-    fresh = not p.known
-    p.bulk = not fresh  # the slice commits as often as a refresh does: it answers soonest
-    _apply_all(p, report)
-    p.observed, p.bulk = tail, True
+    everything = p.observed
+    p.observed = sorted((o for o in everything if o.path not in early),
+                        key=lambda o: -o.mtime_ns)
+    p.done = len(early)
     load = ftsload.begin(conn, first=fresh)
     p.fulltext = load or FullText(conn)
     _apply_all(p, report)
     p.observed = everything
     return load
-
-
-def _newest_slice(observed: list[Observation], todo: set[str]
-                  ) -> tuple[list[Observation], list[Observation]]:
-    """The newest files to apply, up to FIRST_SLICE_BYTES (a file bigger than that on its own, such
-    as a 100 MB live session, waits for the bulk load: it would hold the first commit back), and
-    the rest, newest first."""
-    head: list[Observation] = []
-    tail: list[Observation] = []
-    budget = FIRST_SLICE_BYTES
-    for obs in sorted(observed, key=lambda o: -o.mtime_ns):
-        if obs.path in todo and obs.size <= budget:
-            head.append(obs)
-            budget -= obs.size
-        elif obs.path in todo:
-            tail.append(obs)
-            if obs.size <= FIRST_SLICE_BYTES:
-                budget = 0  # the slice is full: the head stays the newest sessions in a row
-        else:
-            head.append(obs)  # unchanged and not sessions: nothing to load, cheap either way
-    return head, tail
 
 
 def _end_bulk(conn: sqlite3.Connection, load: ftsload.FtsLoad | None, progress: Progress | None,
@@ -308,7 +337,7 @@ def _apply_each(p: Pass) -> None:
         if p.phase is not None:
             phase = p.phase
             batch.before_commit = lambda: progress_mod.publish(p.conn, phase, p.done,
-                                                               len(p.todo))
+                                                               p.total or len(p.todo))
         applied: list[Observation] = []  # in the open transaction
         for i, obs in enumerate(p.observed):
             if p.progress is not None:
@@ -324,7 +353,10 @@ def _apply_each(p: Pass) -> None:
                     _apply_one(p, batch, done)
                 mark_stale(p.conn, obs.path, f"indexing failed: {type(exc).__name__}: {exc}")
                 p.outcomes[obs.path] = Outcome("stale", error=str(exc))
-            if batch.maybe_commit():
+            if p.commit_first and p.done:
+                p.commit_first = False
+                batch.commit()
+            if batch.maybe_commit() or batch.started is None:
                 applied.clear()
 
 
@@ -340,14 +372,30 @@ def _settled(obs: Observation, row: FileRow | None) -> bool:
         and time.time_ns() - obs.mtime_ns > RACY_NS
 
 
-def _header(obs: Observation, row: FileRow | None) -> HeaderInfo:
-    """The file's session id, re-read only when the file changed since we last saw it."""
-    if row is not None and _same_stat(obs, row) \
-            and row.status in ("indexed", "duplicate", "skipped"):
-        session_id, reason = row.session_id, row.reason
-        return HeaderInfo(session_id if isinstance(session_id, str) else None,
-                          reason if isinstance(reason, str) else None)
-    return read_header_info(obs.path)
+def _headers(observed: list[Observation], known: dict[str, FileRow]) -> dict[str, HeaderInfo]:
+    """Each file's session id, re-read only when the file changed since we last saw it. A first
+    index reads every header before its first commit: one at a time from a cold page cache,
+    3,261 of them took 0.7 s, so many are read by a few threads whose reads overlap."""
+    infos: dict[str, HeaderInfo] = {}
+    unread: list[str] = []
+    for obs in observed:
+        row = known.get(obs.path)
+        if row is not None and _same_stat(obs, row) \
+                and row.status in ("indexed", "duplicate", "skipped"):
+            session_id, reason = row.session_id, row.reason
+            infos[obs.path] = HeaderInfo(session_id if isinstance(session_id, str) else None,
+                                         reason if isinstance(reason, str) else None)
+        else:
+            unread.append(obs.path)
+    if len(unread) < HEADER_THREADS * 16:
+        infos.update((path, read_header_info(path)) for path in unread)
+        return infos
+    shares = [unread[i::HEADER_THREADS] for i in range(HEADER_THREADS)]
+    with ThreadPoolExecutor(HEADER_THREADS, thread_name_prefix="pies-headers") as pool:
+        read = pool.map(lambda share: [read_header_info(p) for p in share], shares)
+        for share, share_infos in zip(shares, read, strict=True):
+            infos.update(zip(share, share_infos, strict=True))
+    return infos
 
 
 def _canonical(observed: list[Observation], infos: dict[str, HeaderInfo]
