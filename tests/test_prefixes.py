@@ -90,3 +90,16 @@ def test_prefix_through_the_cli(corpus):
     _, texts = corpus
     out = cli_json("search", "zq000", "--prefix-last", "--root", "/home/dev/proj")
     assert {h["entryId"] for h in out["hits"]} == _expected(texts, [], "zq000")
+
+
+def test_a_remembered_expansion_is_forgotten_when_the_index_changes(pi_home, corpus):
+    # Terms listed for a prefix are kept while the index is unchanged: a term the writer adds
+    # afterwards must still be found, by the prefix itself and by a longer one.
+    e, texts = corpus
+    before = _found(e, "qu")
+    assert _found(e, "quo") == set()
+    sb = SessionBuilder(pi_home.sessions, "/home/dev/proj")
+    added = sb.user("quorum lost")
+    e.refresh()
+    assert _found(e, "qu") == before | {added}
+    assert _found(e, "quo") == {added}

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-from pi_event_search.index import locks, textcodec
+from pi_event_search.index import locks, memo, textcodec
 from pi_event_search.index.fulltext import FullText
 
 APPLICATION_ID = 0x50494553  # "PIES"
@@ -112,7 +112,7 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
 
 def _open(uri: str) -> sqlite3.Connection:
     conn = sqlite3.connect(uri, uri=True, timeout=60, isolation_level=None,
-                           check_same_thread=False)
+                           check_same_thread=False, factory=memo.Connection)
     # Every query's columns are read by name: adding or reordering a column shifts nothing.
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA busy_timeout = 60000")
