@@ -11,7 +11,6 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -38,7 +37,6 @@ Progress = Callable[[int, int, str], None]
 BULK_BYTES = 256 << 20  # new bytes that make a pass a bulk load even on a non-empty index
 FIRST_SLICE_BYTES = 16 << 20  # newest sessions a first index commits as it goes (about 1 s)
 PUBLISH_FILES = 50  # a refresh of this many files says how far it has come
-HEADER_THREADS = 8  # threads reading the headers of many files at once (I/O, mostly)
 
 
 @dataclass(slots=True)
@@ -373,29 +371,17 @@ def _settled(obs: Observation, row: FileRow | None) -> bool:
 
 
 def _headers(observed: list[Observation], known: dict[str, FileRow]) -> dict[str, HeaderInfo]:
-    """Each file's session id, re-read only when the file changed since we last saw it. A first
-    index reads every header before its first commit: one at a time from a cold page cache,
-    3,261 of them took 0.7 s, so many are read by a few threads whose reads overlap."""
-    infos: dict[str, HeaderInfo] = {}
-    unread: list[str] = []
-    for obs in observed:
-        row = known.get(obs.path)
-        if row is not None and _same_stat(obs, row) \
-                and row.status in ("indexed", "duplicate", "skipped"):
-            session_id, reason = row.session_id, row.reason
-            infos[obs.path] = HeaderInfo(session_id if isinstance(session_id, str) else None,
-                                         reason if isinstance(reason, str) else None)
-        else:
-            unread.append(obs.path)
-    if len(unread) < HEADER_THREADS * 16:
-        infos.update((path, read_header_info(path)) for path in unread)
-        return infos
-    shares = [unread[i::HEADER_THREADS] for i in range(HEADER_THREADS)]
-    with ThreadPoolExecutor(HEADER_THREADS, thread_name_prefix="pies-headers") as pool:
-        read = pool.map(lambda share: [read_header_info(p) for p in share], shares)
-        for share, share_infos in zip(shares, read, strict=True):
-            infos.update(zip(share, share_infos, strict=True))
-    return infos
+    """Each file's session id, re-read only when the file changed since we last saw it."""
+    return {o.path: _header(o, known.get(o.path)) for o in observed}
+
+
+def _header(obs: Observation, row: FileRow | None) -> HeaderInfo:
+    if row is not None and _same_stat(obs, row) \
+            and row.status in ("indexed", "duplicate", "skipped"):
+        session_id, reason = row.session_id, row.reason
+        return HeaderInfo(session_id if isinstance(session_id, str) else None,
+                          reason if isinstance(reason, str) else None)
+    return read_header_info(obs.path)
 
 
 def _canonical(observed: list[Observation], infos: dict[str, HeaderInfo]
