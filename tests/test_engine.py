@@ -333,3 +333,29 @@ def test_rebuilds_leave_the_contentless_fts_exact(pi_home):
     e.refresh()
     e.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.v2 USING fts5vocab(main, fts, row)")
     assert e.conn.execute("SELECT count(*) FROM temp.v2").fetchone()[0] == 0, "stale postings"
+
+
+def test_a_change_made_before_the_watcher_starts_is_seen_at_its_first_wake_up(pi_home):
+    # Between a server's first pass and its watcher's start, an append raises no event for the
+    # watcher; the periodic rescan is 30 s away: the watcher's first wake-up refreshes everything.
+    import threading
+    import time
+
+    from pi_event_search.service.watch import RESCAN_SECONDS, watch_forever
+
+    sb = sample_session(pi_home.sessions, "/p")
+    e = engine(pi_home.index)
+    e.refresh()
+    sb.user("a quiet yak line")
+    stop = threading.Event()
+    changed: list[object] = []
+    watcher = threading.Thread(target=watch_forever, args=(e, changed.append, stop), daemon=True)
+    watcher.start()
+    try:
+        deadline = time.monotonic() + RESCAN_SECONDS / 3
+        while not hits(e, "yak") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert hits(e, "yak") and changed
+    finally:
+        stop.set()
+        watcher.join(10)

@@ -1,5 +1,7 @@
 """Following the sessions directories with watchfiles. Events are hints: each batch triggers an
-ordinary refresh (stat-based), and a periodic rescan covers anything a watcher can miss.
+ordinary refresh (stat-based), and a full refresh covers anything a watcher can miss: the first
+one within a second of the watcher's start (what changed between the last pass and the start),
+then one every RESCAN_SECONDS, busy or not.
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ import asyncio
 import contextlib
 import os
 import threading
+import time
 from collections.abc import Callable
 
 import watchfiles
@@ -16,6 +19,7 @@ from pi_event_search.index.indexer import Report
 from pi_event_search.service.engine import Engine
 
 RESCAN_SECONDS = 30.0
+TICK_MS = 1000  # the watcher wakes at least this often to see whether a full refresh is due
 BACKOFF_FIRST, BACKOFF_MAX = 1.0, 60.0  # seconds a watcher waits after an error
 
 
@@ -34,25 +38,49 @@ def _relevant(change: watchfiles.Change, path: str) -> bool:
     return path.endswith(".jsonl") or change != watchfiles.Change.modified
 
 
-def _grown(changes: set[tuple[watchfiles.Change, str]] | None) -> set[str]:
+def _grown(changes: set[tuple[watchfiles.Change, str]]) -> set[str]:
     """Session files that were only modified (appends, as a rule); empty when anything else
-    happened (or on the periodic rescan), which calls for a full refresh."""
-    if not changes or any(c != watchfiles.Change.modified or not p.endswith(".jsonl")
-                          for c, p in changes):
+    happened, which calls for a full refresh."""
+    if any(c != watchfiles.Change.modified or not p.endswith(".jsonl") for c, p in changes):
         return set()
     return {p for _, p in changes}
+
+
+class _Rescan:
+    """When a watcher's wake-up calls for a full refresh rather than the hinted files: the first
+    one (nothing saw what changed before the watcher started), then every RESCAN_SECONDS."""
+
+    def __init__(self) -> None:
+        self.last: float | None = None
+
+    def paths(self, changes: set[tuple[watchfiles.Change, str]] | None) -> set[str] | None:
+        """The files to refresh (empty: all of them), or None: nothing to do."""
+        now = time.monotonic()
+        if self.last is None or now - self.last >= RESCAN_SECONDS:
+            self.last = now
+            return set()
+        if not changes:
+            return None  # a tick
+        return _grown(changes)
+
+    def redo(self) -> None:
+        """The next wake-up refreshes everything (after an error)."""
+        self.last = None
 
 
 def watch_forever(engine: Engine, on_change: Callable[[Report], None],
                   stop: threading.Event | None = None) -> None:
     """Blocking loop for `pi-event-search index --watch`."""
+    rescan = _Rescan()
     while stop is None or not stop.is_set():
         for changes in watchfiles.watch(*_watched(engine), watch_filter=_relevant, debounce=50,
-                                        step=10, rust_timeout=int(RESCAN_SECONDS * 1000),
-                                        yield_on_timeout=True, stop_event=stop,
-                                        raise_interrupt=False):
-            report = engine.refresh_paths(_grown(changes))
-            if report.changed_sessions and changes is not None:
+                                        step=10, rust_timeout=TICK_MS, yield_on_timeout=True,
+                                        stop_event=stop, raise_interrupt=False):
+            paths = rescan.paths(changes)
+            if paths is None:
+                continue
+            report = engine.refresh_paths(paths)
+            if report.changed_sessions:
                 on_change(report)
 
 
@@ -63,18 +91,19 @@ async def watch_async(engine: Engine, on_change: Callable[[Report], None],
     An error (in a refresh, or in the watcher itself) is reported, then the loop waits a
     backoff (1 s doubling to 60 s) and carries on with a full refresh; the first refresh that
     succeeds clears the error."""
-    delay, hints = BACKOFF_FIRST, True
+    delay, failed, rescan = BACKOFF_FIRST, False, _Rescan()
     while not stop.is_set():
         try:
             async for changes in watchfiles.awatch(
                     *_watched(engine), watch_filter=_relevant, debounce=50, step=10,
-                    rust_timeout=int(RESCAN_SECONDS * 1000), yield_on_timeout=True,
-                    stop_event=stop):
-                paths = _grown(changes) if hints else set()
+                    rust_timeout=TICK_MS, yield_on_timeout=True, stop_event=stop):
+                paths = rescan.paths(changes)
+                if paths is None:
+                    continue
                 report = await asyncio.to_thread(engine.refresh_paths, paths)
-                if not hints and on_error is not None:
+                if failed and on_error is not None:
                     on_error(None)
-                delay, hints = BACKOFF_FIRST, True
+                delay, failed = BACKOFF_FIRST, False
                 if report.changed_sessions:
                     on_change(report)
             return  # stopped
@@ -84,4 +113,5 @@ async def watch_async(engine: Engine, on_change: Callable[[Report], None],
                          f"retrying in {delay:g} s")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), delay)
-            delay, hints = min(delay * 2, BACKOFF_MAX), False
+            delay, failed = min(delay * 2, BACKOFF_MAX), True
+            rescan.redo()
