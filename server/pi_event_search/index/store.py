@@ -11,7 +11,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from urllib.parse import quote
 
@@ -96,8 +96,7 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
         conn = _open(f"file:{quote(str(path))}?mode=ro")
     else:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        # The index holds copies of session text: readable by the user only.
-        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        _create_private(path)
         conn = _open(f"file:{quote(str(path))}?mode=rw")
         try:
             if not _ready(conn):
@@ -108,6 +107,17 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     if _ours_and_current(conn):
         textcodec.load(conn)
     return conn
+
+
+def _create_private(path: Path) -> None:
+    """Create the index file readable by the user only (it holds copies of session text), and
+    never open an existing one here: closing any descriptor of a file drops every POSIX lock this
+    process holds on it, the shared locks of its SQLite readers included. Another process could
+    then take the exclusive lock, checkpoint and delete the WAL under those readers, which went
+    on reading the deleted one (a server whose client turned watching off never saw another
+    server's commits again)."""
+    with suppress(FileExistsError):
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
 
 
 def _open(uri: str) -> sqlite3.Connection:
