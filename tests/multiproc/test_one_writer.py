@@ -205,3 +205,27 @@ def test_default_index_names_carry_the_schema_version(tmp_path: Path,
         assert not older.exists(), "an older version's index nobody uses is removed"
     finally:
         engine.close()
+
+
+def test_a_server_that_does_not_watch_leaves_the_index_to_one_that_does(tmp_path: Path) -> None:
+    """A client can turn watching off (`watch: false`); its server indexes once, then frees the
+    lease, so that a server that watches (another window) takes it and follows Pi's appends."""
+    home = fresh_home(tmp_path)
+    history(home, sessions=3, turns=3)
+    still = LspClient(SERVE, home.env())
+    still.initialize(["/home/dev/proj"], {"watch": False})
+    try:
+        _until(lambda: _hits(still, WORD), 60, "first hits")
+        watching = _servers(home, 1)[0]
+        try:
+            _until(lambda: _server_state(watching)["role"] == "writer", 10,
+                   "the server that watches becomes the writer")
+            live = SessionBuilder(home.sessions, "/home/dev/proj", name_seed="live")
+            live.user("the narwhalappend line")
+            for c in (watching, still):
+                _until(lambda c=c: _hits(c, "narwhalappend"), 30, "the append seen")
+        finally:
+            watching.close()
+    finally:
+        still.close()
+    _check_index(home.index, 4)

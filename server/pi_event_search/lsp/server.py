@@ -263,13 +263,21 @@ class PiEventServer(LanguageServer):
         if engine is None:
             return
         generation: int | None = None  # as last announced to the client (None: not yet)
+        # A server that does not watch indexes once when it can, then writes only when asked,
+        # freeing the lease after each write: a server that watches can take it.
+        engine.keep_lease = self.settings.watch
+        led = False
         while not self.stop_watch.is_set():
             try:
-                if await asyncio.to_thread(engine.take_writer):
+                if not led and await asyncio.to_thread(engine.take_writer):
                     log.info("pi-event-search: this process (%d) indexes %s", os.getpid(),
                              engine.index_path)
                     await self.lead(engine)
-                    return
+                    if self.settings.watch:
+                        return
+                    led = True
+                    generation = await asyncio.to_thread(engine.generation)
+                    continue
                 seen = await asyncio.to_thread(self.follow, engine, generation)
                 if seen != generation:  # on the event loop: pygls writes are not thread-safe
                     self.protocol.notify("piEvents/indexChanged", {

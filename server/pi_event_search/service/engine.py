@@ -91,6 +91,9 @@ class Engine:
         self._files = FilesCache()  # what the last pass left in the files table (idle refreshes)
         self._write_lock = threading.Lock()
         self._local = threading.local()
+        # False: the lease is freed after each write (a server that does not watch: it writes
+        # only when asked, and must leave the index to a server that follows it).
+        self.keep_lease = True
         index_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._users = locks.try_lock(Path(f"{index_path}.users"), shared=True)  # in use
         # The schema exists and is current (or IndexBusy). The lease is taken only by a process
@@ -140,6 +143,13 @@ class Engine:
             _remove_older(self.index_path)
         return True
 
+    def _done_writing(self) -> None:
+        """Under the write lock, after a write: free the lease unless this process keeps it."""
+        if not self.keep_lease and self._conn is not None:
+            self._conn.close()
+            self._conn = None
+            self.lease.release()
+
     def writer_pid(self) -> int | None:
         return self.lease.holder()
 
@@ -171,7 +181,10 @@ class Engine:
             if not self.take_writer():
                 return self._as_read()
             assert self._conn is not None
-            return indexer.refresh(self._conn, self.dirs, progress, self._files)
+            try:
+                return indexer.refresh(self._conn, self.dirs, progress, self._files)
+            finally:
+                self._done_writing()
 
     def refresh_or_wait(self, progress: indexer.Progress | None, seconds: float
                         ) -> indexer.Report:
@@ -192,13 +205,16 @@ class Engine:
         """Bring one session file up to date for a read that found it changed: that file alone,
         when it is still the indexed session file, and without waiting long for an indexing
         pass that holds the index (the watcher or the next pass catches the change). Only the
-        writer does; a reader answers from what the writer has committed."""
-        conn = self._conn
-        if conn is None or not self._write_lock.acquire(timeout=READ_REFRESH_WAIT):
+        writer does (or a process that takes the lease for each write, when it is free); a reader
+        answers from what the writer has committed."""
+        if not self._write_lock.acquire(timeout=READ_REFRESH_WAIT):
             return
         try:
-            indexer.refresh_paths(conn, {path})
+            if (self._conn is not None or not self.keep_lease) and self.take_writer():
+                assert self._conn is not None
+                indexer.refresh_paths(self._conn, {path})
         finally:
+            self._done_writing()
             self._write_lock.release()
 
     def refresh_paths(self, paths: set[str]) -> indexer.Report:
@@ -210,8 +226,12 @@ class Engine:
                 return self._as_read()
             conn = self._conn
             assert conn is not None
-            report = indexer.refresh_paths(conn, paths) if paths else None
-            return report if report is not None else indexer.refresh(conn, self.dirs, files=self._files)
+            try:
+                report = indexer.refresh_paths(conn, paths) if paths else None
+                return report if report is not None \
+                    else indexer.refresh(conn, self.dirs, files=self._files)
+            finally:
+                self._done_writing()
 
     def wait_indexed(self, paths: set[str] | None, seconds: float) -> bool:
         """Wait until the index holds these files as they are now (None: every session file of
