@@ -77,3 +77,20 @@ def test_a_read_never_runs_a_full_pass(pi_home, gone):
     with pytest.raises(NotFound):
         e.read(ref, ALL)
     assert e.status(None)["sessions"] == 1, "the read removed a session (a full pass did)"
+
+
+def test_a_process_that_does_not_keep_the_lease_takes_it_for_the_read_and_frees_it(pi_home):
+    # A server that does not watch (Engine.keep_lease False) writes only when asked: a read of a
+    # changed file re-ingests it, and the lease is free again for a server that watches.
+    a = sample_session(pi_home.sessions, "/p")
+    e = engine(pi_home.index)
+    e.keep_lease = False
+    e.refresh()
+    assert not e.writer and e.writer_pid() is None
+    target = f"{a.session_id}/{a.ids[2]}"
+    before = e.read(target, ALL)
+    _shift_entries(a.path, "inserted ahead of everything")
+    after = e.read(target, ALL)
+    assert after["source"]["byteOffset"] > before["source"]["byteOffset"]
+    assert hits(e, "inserted ahead")
+    assert not e.writer and e.writer_pid() is None
