@@ -28,7 +28,7 @@ def of(conn: sqlite3.Connection, kind: str) -> dict[Any, Any]:
     connection of another class remembers nothing: a new, empty dict each time)."""
     if not isinstance(conn, Connection):
         return {}
-    key = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+    key = (conn.execute("PRAGMA data_version").fetchone()["data_version"], conn.total_changes)
     if key != conn.memo_key:
         conn.memo.clear()
         conn.memo_key = key

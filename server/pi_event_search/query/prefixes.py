@@ -61,7 +61,7 @@ def _terms(conn: sqlite3.Connection, prefix: str) -> list[str]:
     else:
         conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {_VOCAB} USING fts5vocab(main, fts, row)")
         upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-        terms = [r[0] for r in conn.execute(
+        terms = [r["term"] for r in conn.execute(
             f"SELECT term FROM {_VOCAB} WHERE term >= ? AND term < ? LIMIT ?",
             (prefix, upper, MAX_TERMS + 1))]
     known[prefix] = terms
