@@ -276,6 +276,7 @@ class PiEventServer(LanguageServer):
                     if self.settings.watch:
                         return
                     led = True
+                    await asyncio.to_thread(engine.yield_writer)
                     generation = await asyncio.to_thread(engine.generation)
                     continue
                 seen = await asyncio.to_thread(self.follow, engine, generation)

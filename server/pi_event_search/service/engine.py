@@ -143,6 +143,11 @@ class Engine:
             _remove_older(self.index_path)
         return True
 
+    def yield_writer(self) -> None:
+        """Free the lease now unless this process keeps it (a pass can fail before it writes)."""
+        with self._write_lock:
+            self._done_writing()
+
     def _done_writing(self) -> None:
         """Under the write lock, after a write: free the lease unless this process keeps it."""
         if not self.keep_lease and self._conn is not None:
