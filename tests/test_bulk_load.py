@@ -16,7 +16,7 @@ import pytest
 
 from builder import SessionBuilder
 from engine_support import snapshot
-from pi_event_search.index import store
+from pi_event_search.index import writes
 from pi_event_search.service.engine import Engine
 from pi_event_search.source.discovery import default_dirs
 
@@ -36,12 +36,12 @@ def _corpus(root: Path, sessions: int) -> Path:
 def _shape(conn: sqlite3.Connection) -> dict[str, object]:
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     config = dict(conn.execute("SELECT k, v FROM fts_config").fetchall())
-    return {"bulk": store.bulk_pending(conn), "deferred": sorted(set(store.DEFERRED_INDEXES) & names),
+    return {"bulk": writes.bulk_pending(conn), "deferred": sorted(set(writes.DEFERRED_INDEXES) & names),
             "automerge": config.get("automerge"), "hashsize": config.get("hashsize")}
 
 
-NORMAL = {"bulk": False, "deferred": sorted(store.DEFERRED_INDEXES),
-          "automerge": store.FTS_AUTOMERGE, "hashsize": store.FTS_HASH}
+NORMAL = {"bulk": False, "deferred": sorted(writes.DEFERRED_INDEXES),
+          "automerge": writes.FTS_AUTOMERGE, "hashsize": writes.FTS_HASH}
 
 
 def _clean(sessions_dir: Path, index: Path) -> list[tuple[object, ...]]:

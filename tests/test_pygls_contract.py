@@ -16,7 +16,8 @@ import pygls.io_
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
-from pi_event_search.lsp.server import PiEventServer, _Answered, _plain_dicts
+from pi_event_search.lsp.protocol import _Answered, plain_dicts
+from pi_event_search.lsp.server import PiEventServer
 
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 
@@ -56,14 +57,14 @@ def test_pyproject_pins_the_tested_pygls_minor():
     assert any(d.startswith("attrs") for d in project["dependencies"]), "server.py imports attrs"
 
 
-def test_converter_hooks_structure_messages_into_plain_dicts():
-    """_plain_dicts registers a structure hook per JSON-RPC message class, built from the
+def test_converter_hooks_structure_messages_intoplain_dicts():
+    """plain_dicts registers a structure hook per JSON-RPC message class, built from the
     class's attrs fields: params stay plain JSON, a missing `params` is None, unknown members
     are dropped."""
     for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
         assert attrs.has(cls), f"pygls {cls.__name__} is no longer an attrs class"
     assert set(attrs.fields_dict(JsonRPCRequestMessage)) == {"id", "method", "params", "jsonrpc"}
-    converter = _plain_dicts()
+    converter = plain_dicts()
     params = {"query": "x", "filters": {"kind": ["tool.result"]}}
     msg = converter.structure({"jsonrpc": "2.0", "id": 1, "method": "piEvents/search",
                                "params": params, "unknown": True}, JsonRPCRequestMessage)

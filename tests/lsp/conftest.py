@@ -14,7 +14,7 @@ from lsprotocol import types as t
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
-from pi_event_search.lsp.server import _plain_dicts
+from pi_event_search.lsp.protocol import plain_dicts
 from support import PiHome
 
 CLIENTS = ["visual-studio-code", "neovim"]
@@ -22,7 +22,7 @@ CLIENTS = ["visual-studio-code", "neovim"]
 
 def make_client() -> LanguageClient:
     """pytest-lsp's client, with custom results as plain dicts (as editors see them)."""
-    client = LanguageClient(converter_factory=_plain_dicts)
+    client = LanguageClient(converter_factory=plain_dicts)
     register_lsp_features(client)
     return client
 Start = Callable[..., Awaitable[LanguageClient]]

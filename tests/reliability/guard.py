@@ -91,11 +91,11 @@ def main() -> None:
     sys.addaudithook(make_hook(guarded, report))
     seconds = os.environ.get("PIES_COMMIT_SECONDS")
     if seconds:  # crash tests: commit index batches more often than the default, for more cut points
-        from pi_event_search.index import store
+        from pi_event_search.index import writes
 
-        defaults = store.WriteBatch.__init__.__defaults__
+        defaults = writes.WriteBatch.__init__.__defaults__
         assert defaults is not None and len(defaults) == 1, "WriteBatch(conn, seconds=...) changed"
-        store.WriteBatch.__init__.__defaults__ = (float(seconds),)
+        writes.WriteBatch.__init__.__defaults__ = (float(seconds),)
     from pi_event_search.cli.main import main as cli_main
 
     args = sys.argv[1:]

@@ -12,7 +12,7 @@ import sqlite3
 import sys
 import time
 
-from pi_event_search.index import ftsload, passes, store, textcodec
+from pi_event_search.index import ftsload, passes, store, textcodec, writes
 from pi_event_search.index import progress as progress_mod
 from pi_event_search.index.filestate import FileRow
 from pi_event_search.index.fulltext import FullText
@@ -32,7 +32,7 @@ def newest_first(conn: sqlite3.Connection, observed: list[Observation], report: 
     on its own (a 100 MB live session) waits for the bulk load: it would hold the first commit
     back. Returns the session files applied; the pass then checks them against every file (a
     longer copy of one of these sessions elsewhere takes over, as in any pass)."""
-    store.bulk_begin(conn)
+    writes.bulk_begin(conn)
     with store.transaction(conn):  # readers know at once that a first index is under way
         progress_mod.publish(conn, progress_mod.FIRST_INDEX, 0, len(observed))
     head: list[Observation] = []
@@ -79,7 +79,7 @@ def bulk_apply(p: Pass, report: Report, fresh: bool, early: set[str]
     empty full-text index, or a first index's (`fresh`) whose only rows are its first slice
     (`early`, already applied: the load starts by catching up with them)."""
     conn = p.conn
-    store.bulk_begin(conn)
+    writes.bulk_begin(conn)
     if textcodec.packer(conn) is textcodec.PLAIN:  # the index's first load: a dictionary
         _train(conn, [o.path for o in p.todo])
     everything = p.observed
@@ -100,13 +100,13 @@ def end_bulk(conn: sqlite3.Connection, load: ftsload.FtsLoad | None, progress: P
     started = time.monotonic()
     if load is not None:
         load.close_input()
-        store.bulk_indexes(conn)  # while the side thread merges
+        writes.bulk_indexes(conn)  # while the side thread merges
         load.finish()
         if os.environ.get("PIES_INDEX_STATS"):
             print(f"index stats: full-text worker cpu {load.cpu:.2f} s; peak rss "
                   f"{load.rss[0]:.1f} MB here, {load.rss[1]:.1f} MB in the worker",
                   file=sys.stderr)
-    store.bulk_end(conn)
+    writes.bulk_end(conn)
     with store.transaction(conn):
         progress_mod.clear(conn)
     if os.environ.get("PIES_INDEX_STATS"):

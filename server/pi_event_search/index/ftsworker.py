@@ -20,7 +20,7 @@ import sys
 import time
 from typing import Any, BinaryIO
 
-from pi_event_search.index import store  # the table definition the main index uses
+from pi_event_search.index import store, writes  # the main index's table definition, writes
 
 HEADER = struct.Struct("!cI")
 INSERT, DELETE, COMMIT, ROLLBACK, END = b"I", b"D", b"C", b"R", b"E"
@@ -72,7 +72,7 @@ def main(argv: list[str]) -> int:
     side = sqlite3.connect(argv[1], isolation_level=None)
     try:
         finished = serve(side, sys.stdin.buffer, store.FTS_TABLE.format(name="fts"),
-                         store.BULK_FTS_HASH)
+                         writes.BULK_FTS_HASH)
     finally:
         side.close()
     if not finished:

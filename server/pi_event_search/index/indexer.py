@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from pi_event_search.index import firstload, ftsload, passes, store
+from pi_event_search.index import firstload, ftsload, passes, store, writes
 from pi_event_search.index import progress as progress_mod
 from pi_event_search.index.filestate import FilesCache, known_files, quiet
 from pi_event_search.index.firstload import FIRST_SLICE_BYTES
@@ -45,7 +45,7 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
         report.changed["unchanged"] = settled.indexed
         report.generation = store.generation(conn)
         return report
-    pending = store.bulk_pending(conn)
+    pending = writes.bulk_pending(conn)
     fresh = not known
     early = firstload.newest_first(conn, observed, report, progress) if fresh else set()
     if fresh:
@@ -70,7 +70,7 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
             load = firstload.bulk_apply(p, report, fresh, early)
         else:
             passes.apply_all(p, report)
-        with store.WriteBatch(conn, fulltext=p.fulltext) as batch:
+        with writes.WriteBatch(conn, fulltext=p.fulltext) as batch:
             batch.begin()
             report.removed = _forget(p, {o.path for o in observed}, roots, unavailable)
             batch.dirty |= report.removed > 0
@@ -108,7 +108,7 @@ def refresh_paths(conn: sqlite3.Connection, paths: set[str]) -> Report | None:
                                      st.st_size, st.st_mtime_ns), row["session_id"]))
     report = Report(files=len(observed))
     fulltext = FullText(conn)
-    with store.WriteBatch(conn, fulltext=fulltext) as batch:
+    with writes.WriteBatch(conn, fulltext=fulltext) as batch:
         batch.begin()
         for obs, session_id in observed:
             outcome = apply_file(conn, fulltext, obs, session_id)

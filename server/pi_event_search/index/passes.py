@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from pi_event_search.index import progress as progress_mod
-from pi_event_search.index import store, textcodec
+from pi_event_search.index import textcodec, writes
 from pi_event_search.index.filestate import FileRow
 from pi_event_search.index.fulltext import FullText
 from pi_event_search.index.ingest import Outcome, apply_file, mark_stale
@@ -112,7 +112,7 @@ def apply_all(p: Pass, report: Report) -> None:
     p.outcomes.clear()  # a first index applies in two slices: each counted once
 
 
-def _apply_one(p: Pass, batch: store.WriteBatch, obs: Observation) -> None:
+def _apply_one(p: Pass, batch: writes.WriteBatch, obs: Observation) -> None:
     info = p.infos[obs.path]
     if info.session_id is None:
         _not_a_session(p.conn, obs, info, p.known.get(obs.path), p.outcomes)
@@ -130,9 +130,9 @@ def _apply_one(p: Pass, batch: store.WriteBatch, obs: Observation) -> None:
 
 
 def _apply_each(p: Pass) -> None:
-    with store.WriteBatch(p.conn, fulltext=p.fulltext) as batch:
+    with writes.WriteBatch(p.conn, fulltext=p.fulltext) as batch:
         if p.bulk:
-            batch.seconds *= store.BULK_COMMIT_FACTOR
+            batch.seconds *= writes.BULK_COMMIT_FACTOR
         if p.phase is not None:
             phase = p.phase
             batch.before_commit = lambda: progress_mod.publish(p.conn, phase, p.done,

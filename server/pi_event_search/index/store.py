@@ -10,13 +10,12 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from urllib.parse import quote
 
 from pi_event_search.index import locks, memo, textcodec
-from pi_event_search.index.fulltext import FullText
 
 APPLICATION_ID = 0x50494553  # "PIES"
 # 11: objects on a line Pi cannot load no longer take part in the tree (their states are unknown):
@@ -237,115 +236,3 @@ def transaction(conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
-
-
-# Indexes whose keys arrive in random order during a load: built once after a bulk load instead of
-# row by row (the others grow at their right edge, and drops during a load need fragments_eid).
-DEFERRED_INDEXES = {
-    "events_ts": "CREATE INDEX IF NOT EXISTS events_ts ON events(ts_ms)",
-    "relations_target": "CREATE INDEX IF NOT EXISTS relations_target ON relations(target, type)",
-    "file_refs_path": "CREATE INDEX IF NOT EXISTS file_refs_path ON file_refs(path)",
-}
-BULK_CACHE_KB = 16_000  # page cache while loading (the default is 32 MB; FTS5 writes elsewhere)
-# FTS5's in-memory index of pending rows while loading (default 1 MB): fewer, larger segments.
-BULK_FTS_HASH = 16_000_000
-FTS_AUTOMERGE, FTS_HASH = 4, 1 << 20  # FTS5's defaults, restored after a bulk load
-BULK_CHECKPOINT_PAGES = 16384  # WAL pages between checkpoints while loading (fewer fsyncs)
-BULK_COMMIT_FACTOR = 4  # a bulk load commits 4 times less often (each commit writes a segment)
-
-
-def bulk_pending(conn: sqlite3.Connection) -> bool:
-    """A bulk load started and did not finish (it was killed): the next pass completes it."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'bulk'").fetchone()
-    return row is not None and row["value"] == "1"
-
-
-def bulk_begin(conn: sqlite3.Connection) -> None:
-    """Enter bulk mode in one transaction: the flag, no FTS5 automerge (segments are merged once at
-    the end), deferred indexes dropped. Idempotent, so a killed load is simply resumed."""
-    with transaction(conn):
-        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('bulk', '1')")
-        conn.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', 0)")
-        conn.execute("INSERT INTO fts(fts, rank) VALUES ('hashsize', ?)", (BULK_FTS_HASH,))
-        for name in DEFERRED_INDEXES:
-            conn.execute(f"DROP INDEX IF EXISTS {name}")
-    conn.execute(f"PRAGMA cache_size = -{BULK_CACHE_KB}")
-    conn.execute(f"PRAGMA wal_autocheckpoint = {BULK_CHECKPOINT_PAGES}")
-
-
-def bulk_indexes(conn: sqlite3.Connection) -> None:
-    """Build the indexes a bulk load deferred (bulk_begin drops them again should it resume)."""
-    with transaction(conn):
-        for sql in DEFERRED_INDEXES.values():
-            conn.execute(sql)
-
-
-def bulk_end(conn: sqlite3.Connection) -> None:
-    """Leave bulk mode: build the deferred indexes, merge the FTS5 segments into one, restore
-    automerge and clear the flag, all in one transaction (a kill here leaves bulk mode pending)."""
-    with transaction(conn):
-        for sql in DEFERRED_INDEXES.values():
-            conn.execute(sql)
-        conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
-        conn.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', ?)", (FTS_AUTOMERGE,))
-        conn.execute("INSERT INTO fts(fts, rank) VALUES ('hashsize', ?)", (FTS_HASH,))
-        conn.execute("DELETE FROM meta WHERE key = 'bulk'")
-    conn.execute("PRAGMA cache_size = -32000")
-    conn.execute("PRAGMA wal_autocheckpoint = 1000")
-    # The merge left the old segments' pages free: give them back (auto_vacuum = INCREMENTAL).
-    conn.executescript("PRAGMA incremental_vacuum;")  # execute() would free one page only
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-
-class WriteBatch:
-    """One write transaction over several files, committed every `seconds`: a cold index pays
-    few fsyncs, and the write lock is never held long. Files apply without savepoints
-    (ingest.apply_file says why); a commit that changed anything bumps the generation in the same
-    transaction.
-    """
-
-    def __init__(self, conn: sqlite3.Connection, seconds: float = 0.5, *,
-                 fulltext: FullText | None = None) -> None:
-        self.conn, self.seconds = conn, seconds
-        self.fulltext = fulltext  # its own transactions end right after this one's
-        self.before_commit: Callable[[], None] | None = None  # last writes of a transaction
-        self.started: float | None = None
-        self.dirty = False
-
-    def begin(self) -> None:
-        if self.started is None:
-            self.conn.execute("BEGIN IMMEDIATE")
-            self.started = time.monotonic()
-
-    def commit(self) -> None:
-        if self.started is not None:
-            if self.before_commit is not None:
-                self.before_commit()
-            if self.dirty:
-                bump_generation(self.conn)
-            self.conn.execute("COMMIT")
-            self.started, self.dirty = None, False
-            if self.fulltext is not None:
-                self.fulltext.commit()
-
-    def maybe_commit(self) -> bool:
-        if self.started is not None and time.monotonic() - self.started > self.seconds:
-            self.commit()
-            return True
-        return False
-
-    def rollback(self) -> None:
-        if self.started is not None:
-            self.conn.execute("ROLLBACK")
-            self.started, self.dirty = None, False
-            if self.fulltext is not None:
-                self.fulltext.rollback()
-
-    def __enter__(self) -> WriteBatch:
-        return self
-
-    def __exit__(self, exc_type: object, *_: object) -> None:
-        if exc_type is None:
-            self.commit()
-        else:
-            self.rollback()

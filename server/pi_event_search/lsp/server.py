@@ -1,7 +1,7 @@
 """The language server process: settings, roots, the engine, background indexing and watching.
 
-Feature handlers live in handlers.py, the stdio entry point in main.py; this module owns
-lifecycle and state only.
+Feature handlers live in handlers.py, the JSON-RPC layer in protocol.py, the stdio entry point in
+main.py; this module owns lifecycle and state only.
 """
 
 from __future__ import annotations
@@ -16,18 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import attrs
-from lsprotocol import converters
 from lsprotocol import types as t
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import (
-    JsonRPCNotification,
-    JsonRPCProtocol,
-    JsonRPCRequestMessage,
-    JsonRPCResponseMessage,
-    LanguageServerProtocol,
-)
 
 from pi_event_search import __version__
 from pi_event_search.core import wire
@@ -37,6 +28,7 @@ from pi_event_search.core.wire import IndexChanged
 from pi_event_search.index.indexer import Report
 from pi_event_search.lsp import settings
 from pi_event_search.lsp.params import file_path
+from pi_event_search.lsp.protocol import PiEventProtocol, plain_dicts
 from pi_event_search.service.engine import OPENING, Engine, IndexRefused
 from pi_event_search.service.lease import POLL as LEASE_POLL
 from pi_event_search.service.watch import watch_async
@@ -47,65 +39,9 @@ OPEN_BACKOFF_MAX = 2.0  # seconds between tries to open the index, at most
 log = logging.getLogger(__name__)
 
 
-def _plain_dicts() -> Any:
-    """Custom methods get plain dicts (pygls would turn them into namedtuples). `params` is
-    optional in JSON-RPC 2.0 and unknown members are ignored."""
-    c = converters.get_converter()
-    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
-        c.register_structure_hook(cls, lambda obj, cls: cls(**{
-            name: obj.get(name) for name in attrs.fields_dict(cls)}))
-    return c
-
-
-class _Answered:
-    """A message that was answered with an error while it was being decoded."""
-
-
-def _valid_id(msg_id: Any) -> bool:
-    return isinstance(msg_id, int | str) and not isinstance(msg_id, bool)
-
-
-class PiEventProtocol(LanguageServerProtocol):
-    """Every request gets an answer, even one that cannot be decoded (JSON-RPC 2.0 §5.1)."""
-
-    def _serialize_message(self, data: Any) -> Any:
-        """Answers of our own methods are plain JSON dicts: json encodes them in C, where cattrs
-        would first walk every hit in Python (as long as the search itself, for a rare word)."""
-        if type(data) is JsonRPCResponseMessage and isinstance(data.result, dict):
-            return {"id": data.id, "jsonrpc": data.jsonrpc, "result": data.result}
-        return super()._serialize_message(data)
-
-    def _error(self, msg_id: Any, exc: JsonRpcException) -> None:
-        error = exc.to_response_error()
-        self._send_data({"jsonrpc": "2.0", "id": msg_id if _valid_id(msg_id) else None,
-                         "error": {"code": error.code, "message": error.message}})
-
-    def structure_message(self, data: dict[str, Any]) -> Any:
-        if "jsonrpc" in data and "method" in data and "id" in data:
-            if data["jsonrpc"] != JsonRPCProtocol.VERSION or not isinstance(data["method"], str) \
-                    or not _valid_id(data["id"]):
-                self._error(data["id"], JsonRpcInvalidRequest())
-                return _Answered()
-            try:
-                return super().structure_message(data)
-            except JsonRpcException as exc:
-                self._error(data["id"], exc)
-                return _Answered()
-        return super().structure_message(data)
-
-    def handle_message(self, message: Any) -> None:
-        if isinstance(message, _Answered):
-            return
-        if not hasattr(message, "jsonrpc"):  # valid JSON, but not a JSON-RPC message
-            self._error(message.get("id") if isinstance(message, dict) else None,
-                        JsonRpcInvalidRequest())
-            return
-        super().handle_message(message)
-
-
 class PiEventServer(LanguageServer):
     def __init__(self, index_path: Path | None, extra_dirs: list[str]) -> None:
-        super().__init__("pi-event-search", __version__, converter_factory=_plain_dicts,
+        super().__init__("pi-event-search", __version__, converter_factory=plain_dicts,
                          protocol_cls=PiEventProtocol)
         self.cli_index = index_path
         self.cli_dirs = extra_dirs

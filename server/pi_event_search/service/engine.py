@@ -31,7 +31,7 @@ from pi_event_search.events.reader import read_event
 from pi_event_search.events.trace import trace_event
 from pi_event_search.files.filehistory import History, file_history
 from pi_event_search.files.lineorigin import line_origin
-from pi_event_search.index import indexer, locks, progress, store, textcodec
+from pi_event_search.index import indexer, locks, progress, store, textcodec, writes
 from pi_event_search.index.filestate import FilesCache
 from pi_event_search.index.status import status
 from pi_event_search.query.search import Filters, Page, search
@@ -257,7 +257,7 @@ class Engine:
         the caller's next poll reuses that list instead of scanning again."""
         conn = self.reader()
         if paths is None:
-            if progress.indexing(conn) is not None or store.bulk_pending(conn):
+            if progress.indexing(conn) is not None or writes.bulk_pending(conn):
                 return False, None
             paths = {o.path for o in scan(self.dirs)[0]}
         for path in paths:
