@@ -138,3 +138,24 @@ def test_own_answers_skip_cattrs_and_encode_the_same():
     assert ours == theirs
     server.protocol._send_data(message)
     assert wire.messages() == [{"id": 7, "jsonrpc": "2.0", "result": result}]
+
+
+def test_own_answers_are_framed_as_pygls_frames_them_with_byte_lengths():
+    """PiEventProtocol._send_data encodes our answers with orjson (UTF-8, not ASCII escapes):
+    pygls' frame, Content-Length counted in bytes, the same JSON; what orjson refuses (a lone
+    surrogate) goes pygls' way."""
+    base = type(_server()[0].protocol).__mro__[1]._send_data
+    source = inspect.getsource(base)
+    assert "Content-Length: {len(body)}" in source and "self.writer.write(" in source
+    assert "Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}" in source
+    result = {"hits": [{"snippet": "café — 日本語 ✓", "score": 0.5, "toolName": None}],
+              "nextCursor": None}
+    server, wire = _server()
+    server.protocol._send_data(JsonRPCResponseMessage(id=3, jsonrpc="2.0", result=result))
+    assert "charset=utf-8" in wire.raw.decode().lower() and "日本語".encode() in wire.raw
+    assert wire.messages() == [{"id": 3, "jsonrpc": "2.0", "result": result}]
+    lone = {"snippet": "a \ud800 b"}
+    server, wire = _server()
+    server.protocol._send_data(JsonRPCResponseMessage(id=4, jsonrpc="2.0", result=lone))
+    assert b"\\ud800" in wire.raw and wire.messages() == [{"id": 4, "jsonrpc": "2.0",
+                                                           "result": lone}]
