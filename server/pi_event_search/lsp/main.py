@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import os
 import stat
@@ -93,10 +92,6 @@ def serve(index_path: Path | None, extra_dirs: list[str]) -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     server = PiEventServer(index_path, extra_dirs)
     register(server)
-    # What is loaded by now lives as long as the process (pygls, lsprotocol's and cattrs' types,
-    # our modules): out of the collector's sight, a full collection, which a search's rows set
-    # off every twenty requests or so, scans only what requests allocated.
-    gc.freeze()
     if not _is_pipe(sys.stdin.fileno()):  # a regular file: pygls' thread reader copes
         server.start_io(_BoundedStdin(sys.stdin.buffer))  # type: ignore[arg-type]
         return
