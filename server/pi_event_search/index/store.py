@@ -236,3 +236,21 @@ def transaction(conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+def remove_older_versions(current: Path) -> None:
+    """Older schema versions' default index files, each only when no process uses it (every
+    engine holds a shared lock on `<index>.users` while it is open)."""
+    for old in current.parent.glob("index-v*.sqlite3"):
+        version = old.name[len("index-v"):-len(".sqlite3")]
+        if old == current or not version.isdigit() or int(version) >= SCHEMA_VERSION:
+            continue
+        users = locks.try_lock(Path(f"{old}.users"))
+        if users is None:
+            continue
+        try:
+            for extra in ("", "-wal", "-shm", ".fts-load.sqlite3", ".open.lock", ".writer"):
+                Path(f"{old}{extra}").unlink(missing_ok=True)
+        finally:
+            Path(f"{old}.users").unlink(missing_ok=True)
+            locks.unlock(users)

@@ -60,24 +60,6 @@ def _valid(value: Any) -> Any:
     return value
 
 
-def _remove_older(current: Path) -> None:
-    """Older schema versions' default index files, each only when no process uses it (every
-    engine holds a shared lock on `<index>.users` while it is open)."""
-    for old in current.parent.glob("index-v*.sqlite3"):
-        version = old.name[len("index-v"):-len(".sqlite3")]
-        if old == current or not version.isdigit() or int(version) >= store.SCHEMA_VERSION:
-            continue
-        users = locks.try_lock(Path(f"{old}.users"))
-        if users is None:
-            continue
-        try:
-            for extra in ("", "-wal", "-shm", ".fts-load.sqlite3", ".open.lock", ".writer"):
-                Path(f"{old}{extra}").unlink(missing_ok=True)
-        finally:
-            Path(f"{old}.users").unlink(missing_ok=True)
-            locks.unlock(users)
-
-
 class Engine:
     """One index for one process. The process holding the writer lease (lease.py) owns the write
     connection: it alone refreshes. Every process reads through per-thread read-only connections
@@ -140,7 +122,7 @@ class Engine:
             self.lease.release()
             raise
         if self.index_path == locations.default_index_path(store.SCHEMA_VERSION):
-            _remove_older(self.index_path)
+            store.remove_older_versions(self.index_path)
         return True
 
     def yield_writer(self) -> None:
