@@ -133,3 +133,47 @@ def test_a_killed_bulk_load_is_finished_by_the_next_pass(tmp_path: Path, resume_
         assert snapshot(e) == clean
     finally:
         e.close()
+
+
+def test_a_first_index_stopped_after_its_newest_slice_resumes_through_the_side_load(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stopped between its newest slice (committed) and the side load's start: the next pass
+    still loads the rest through the side load, catching the slice's rows up, and ends equal to
+    a clean index."""
+    from pi_event_search.index import firstload, ftsload, indexer, passes
+
+    monkeypatch.setenv("PIES_FTS_LOAD", "1")
+    sessions_dir = _corpus(tmp_path, 12)
+    sizes = sorted(f.stat().st_size for f in sessions_dir.rglob("*.jsonl"))
+    monkeypatch.setattr(firstload, "FIRST_SLICE_BYTES", sum(sizes[-3:]))  # a few sessions
+    read_headers = passes.read_headers
+
+    def stop_after_the_slice(observed: list[object], known: dict[str, object]) -> object:
+        if known:  # the pass's own call, after the slice: the process dies here
+            raise KeyboardInterrupt
+        return read_headers(observed, known)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(passes, "read_headers", stop_after_the_slice)
+    e = Engine(tmp_path / "index.sqlite3", default_dirs(sessions_dir, []))
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            e.refresh()
+        sliced = e.conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        assert 0 < sliced < 12 and firstload.slice_only(e.conn)
+        monkeypatch.setattr(passes, "read_headers", read_headers)
+        loads: list[object] = []
+        monkeypatch.setattr(ftsload, "FtsLoad", _recording(ftsload.FtsLoad, loads))
+        assert indexer.refresh(e.conn, e.dirs).changed.get("rebuilt") == 12 - sliced
+        assert len(loads) == 1, "the rest went through the side load"
+        assert _shape(e.conn) == NORMAL and not firstload.slice_only(e.conn)
+        assert snapshot(e) == _clean(sessions_dir, tmp_path / "clean.sqlite3")
+    finally:
+        e.close()
+
+
+def _recording(cls: type, made: list[object]) -> type:
+    class Recorded(cls):  # type: ignore[valid-type,misc]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            made.append(self)
+            super().__init__(*args, **kwargs)
+    return Recorded

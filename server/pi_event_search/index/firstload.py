@@ -21,6 +21,7 @@ from pi_event_search.index.prepare import sample_texts
 from pi_event_search.source.discovery import HeaderInfo, Observation
 
 FIRST_SLICE_BYTES = 16 << 20  # newest sessions a first index commits as it goes (about 1 s)
+SLICE_ONLY = "first_slice"  # meta key: a first index whose full-text rows are its slice's only
 
 
 def newest_first(conn: sqlite3.Connection, observed: list[Observation], report: Report,
@@ -35,6 +36,7 @@ def newest_first(conn: sqlite3.Connection, observed: list[Observation], report: 
     writes.bulk_begin(conn)
     with store.transaction(conn):  # readers know at once that a first index is under way
         progress_mod.publish(conn, progress_mod.FIRST_INDEX, 0, len(observed))
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, '1')", (SLICE_ONLY,))
     head: list[Observation] = []
     budget = FIRST_SLICE_BYTES
     for obs in sorted(observed, key=lambda o: -o.mtime_ns):
@@ -64,6 +66,13 @@ def _train(conn: sqlite3.Connection, paths: list[str]) -> None:
         textcodec.train(conn, sample_texts(paths))
 
 
+def slice_only(conn: sqlite3.Connection) -> bool:
+    """A first index was stopped after its newest slice, before the side load began (a kill in
+    its first second or two): its only full-text rows are the slice's, so the side load can still
+    take the rest, catching them up, instead of one writer doing it all."""
+    return conn.execute("SELECT 1 FROM meta WHERE key = ?", (SLICE_ONLY,)).fetchone() is not None
+
+
 def still_done(obs: Observation, infos: dict[str, HeaderInfo],
                 canonical: dict[str, Observation], known: dict[str, FileRow]) -> bool:
     """A file of the first slice needs nothing more: indexed as it is now, and still the
@@ -73,11 +82,12 @@ def still_done(obs: Observation, infos: dict[str, HeaderInfo],
         and sid is not None and canonical[sid].path == obs.path
 
 
-def bulk_apply(p: Pass, report: Report, fresh: bool, early: set[str]
+def bulk_apply(p: Pass, report: Report, first: bool, early: set[str]
                 ) -> ftsload.FtsLoad | None:
     """Newest first, through the side load (ftsload) when it can be copied in at the end: into an
-    empty full-text index, or a first index's (`fresh`) whose only rows are its first slice
-    (`early`, already applied: the load starts by catching up with them)."""
+    empty full-text index, or a first index's (`first`) whose only rows are its first slice
+    (`early`, already applied, or applied by a pass that was stopped: the load starts by catching
+    up with them)."""
     conn = p.conn
     writes.bulk_begin(conn)
     if textcodec.packer(conn) is textcodec.PLAIN:  # the index's first load: a dictionary
@@ -86,7 +96,7 @@ def bulk_apply(p: Pass, report: Report, fresh: bool, early: set[str]
     p.observed = sorted((o for o in everything if o.path not in early),
                         key=lambda o: -o.mtime_ns)
     p.done = len(early)
-    load = ftsload.begin(conn, first=fresh)
+    load = ftsload.begin(conn, first=first)
     p.fulltext = load or FullText(conn)
     passes.apply_all(p, report)
     p.observed = everything
@@ -109,6 +119,7 @@ def end_bulk(conn: sqlite3.Connection, load: ftsload.FtsLoad | None, progress: P
     writes.bulk_end(conn)
     with store.transaction(conn):
         progress_mod.clear(conn)
+        conn.execute("DELETE FROM meta WHERE key = ?", (SLICE_ONLY,))
     if os.environ.get("PIES_INDEX_STATS"):
         print(f"index stats: final merge and indexes {time.monotonic() - started:.2f} s",
               file=sys.stderr)

@@ -47,6 +47,7 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
         return report
     pending = writes.bulk_pending(conn)
     fresh = not known
+    first = fresh or (pending and firstload.slice_only(conn))  # the side load may take the rest
     early = firstload.newest_first(conn, observed, report, progress) if fresh else set()
     if fresh:
         known, settled = known_files(conn)
@@ -54,10 +55,11 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
     canonical = passes.canonical_files(observed, infos)
     todo = [o for o in observed if passes.to_apply(o, infos[o.path], canonical, known.get(o.path))
             or o.path in early]
-    early = {o.path for o in todo if o.path in early and firstload.still_done(o, infos, canonical, known)}
+    early = {o.path for o in todo
+             if o.path in early and firstload.still_done(o, infos, canonical, known)}
     new = sum(o.size for o in todo if passes.is_fresh(known.get(o.path)))
     bulk = fresh or pending or new >= BULK_BYTES
-    phase = progress_mod.FIRST_INDEX if fresh or (pending and not settled.indexed) \
+    phase = progress_mod.FIRST_INDEX if first or (pending and not settled.indexed) \
         else progress_mod.REBUILD if bulk else progress_mod.REFRESH
     p = Pass(conn, FullText(conn), observed, infos, canonical, known, todo, bulk, progress,
              phase=phase if bulk or len(todo) >= PUBLISH_FILES else None)
@@ -67,7 +69,7 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
     load = None
     try:
         if bulk:
-            load = firstload.bulk_apply(p, report, fresh, early)
+            load = firstload.bulk_apply(p, report, first, early)
         else:
             passes.apply_all(p, report)
         with writes.WriteBatch(conn, fulltext=p.fulltext) as batch:
