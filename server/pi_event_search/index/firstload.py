@@ -25,7 +25,7 @@ SLICE_ONLY = "first_slice"  # meta key: a first index whose full-text rows are i
 
 
 def newest_first(conn: sqlite3.Connection, observed: list[Observation], report: Report,
-                  progress: Progress | None) -> set[str]:
+                 progress: Progress | None) -> set[str]:
     """A first index's newest sessions, up to FIRST_SLICE_BYTES, before anything else but the
     dictionary: before the other files' headers are read (4 s at 5.5 GB from a cold page cache).
     Straight into the main full-text index, the newest session committed at once, the rest
@@ -46,8 +46,7 @@ def newest_first(conn: sqlite3.Connection, observed: list[Observation], report: 
             continue
         head.append(obs)
         budget -= obs.size
-    if textcodec.packer(conn) is textcodec.PLAIN:  # the index's first load: a dictionary
-        _train(conn, [o.path for o in observed])
+    _ensure_dictionary(conn, [o.path for o in observed])
     infos = passes.read_headers(head, {})
     canonical = passes.canonical_files(head, infos)
     todo = [o for o in head if passes.to_apply(o, infos[o.path], canonical, None)]
@@ -57,11 +56,13 @@ def newest_first(conn: sqlite3.Connection, observed: list[Observation], report: 
     return {o.path for o in todo}
 
 
-def _train(conn: sqlite3.Connection, paths: list[str]) -> None:
-    """The index's compression dictionary, from a sample of these files (0.3 s at 1 GB: 64 files'
-    first 256 KB). Trained before the first slice rather than after it: the same first answer
-    give or take 0.3 s, and a dictionary-less slice cost its load 15 MB of memory in each of
-    the writer and the full-text worker."""
+def _ensure_dictionary(conn: sqlite3.Connection, paths: list[str]) -> None:
+    """The index's compression dictionary, at its first load, from a sample of these files (0.3 s
+    at 1 GB: 64 files' first 256 KB). Trained before the first slice rather than after it: the
+    same first answer give or take 0.3 s, and a dictionary-less slice cost its load 15 MB of
+    memory in each of the writer and the full-text worker."""
+    if textcodec.packer(conn) is not textcodec.PLAIN:
+        return
     with store.transaction(conn):
         textcodec.train(conn, sample_texts(paths))
 
@@ -74,7 +75,7 @@ def slice_only(conn: sqlite3.Connection) -> bool:
 
 
 def still_done(obs: Observation, infos: dict[str, HeaderInfo],
-                canonical: dict[str, Observation], known: dict[str, FileRow]) -> bool:
+               canonical: dict[str, Observation], known: dict[str, FileRow]) -> bool:
     """A file of the first slice needs nothing more: indexed as it is now, and still the
     canonical file of its session now that every header is known."""
     row, sid = known.get(obs.path), infos[obs.path].session_id
@@ -90,8 +91,7 @@ def bulk_apply(p: Pass, report: Report, first: bool, early: set[str]
     up with them)."""
     conn = p.conn
     writes.bulk_begin(conn)
-    if textcodec.packer(conn) is textcodec.PLAIN:  # the index's first load: a dictionary
-        _train(conn, [o.path for o in p.todo])
+    _ensure_dictionary(conn, [o.path for o in p.todo])
     everything = p.observed
     p.observed = sorted((o for o in everything if o.path not in early),
                         key=lambda o: -o.mtime_ns)
@@ -104,7 +104,7 @@ def bulk_apply(p: Pass, report: Report, first: bool, early: set[str]
 
 
 def end_bulk(conn: sqlite3.Connection, load: ftsload.FtsLoad | None, progress: Progress | None,
-              files: int) -> None:
+             files: int) -> None:
     if progress is not None:
         progress(files, files, "merging the full-text index")
     started = time.monotonic()

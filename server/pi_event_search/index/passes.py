@@ -172,7 +172,7 @@ def is_settled(obs: Observation, row: FileRow | None) -> bool:
 
 
 def to_apply(obs: Observation, info: HeaderInfo, canonical: dict[str, Observation],
-              row: FileRow | None) -> bool:
+             row: FileRow | None) -> bool:
     """Whether the pass opens this file (a canonical session file that changed)."""
     return info.session_id is not None and canonical[info.session_id].path == obs.path \
         and not is_settled(obs, row)

@@ -59,7 +59,7 @@ class PiEventProtocol(LanguageServerProtocol):
             super()._send_data(data)
             return
         try:
-            body = orjson.dumps({"id": data.id, "jsonrpc": data.jsonrpc, "result": data.result})
+            body = orjson.dumps(self._serialize_message(data))
         except TypeError:
             super()._send_data(data)
             return
