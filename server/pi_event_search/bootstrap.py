@@ -132,6 +132,8 @@ def find_source(spec: Optional[str], wheelhouse: Optional[Path]) -> Source:
                 raise Failure("no-source", f"{path} is not a checkout of pi-event-search (no pyproject.toml "
                                            "naming it, or no server/pi_event_search)")
             return found
+        if os.sep in spec or spec.endswith(".whl"):
+            raise Failure("no-source", f"{spec}: no such wheel or checkout")
         return Source("requirement", spec, "", "requirement:" + spec)
     wheel = wheelhouse_wheel(wheelhouse)
     if wheel:
