@@ -1,34 +1,13 @@
 /**
- * Installs the extension's own server when none is configured or on PATH: a private venv in
- * installDir() made from the checkout this extension came with, or the wheel it carries. One
- * install at a time across Pi processes (a lock directory); a newer source installs into a new
- * venv, so a failed update leaves the old one working. Progress goes to Pi's status line.
+ * The extension's own server, installed on first use by the project's one bootstrap
+ * (server/pi_event_search/bootstrap.py: Python probe, venv, lock, version record). This module
+ * only runs it and shows its progress in Pi's status line: the checkout's bootstrap when the
+ * extension sits in a checkout, else the one an npm package carries beside its wheelhouse.
  */
-import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
-import {
-	choosePython,
-	findSource,
-	type InstallRecord,
-	type InstallSource,
-	installDir,
-	isCurrent,
-	isRecord,
-	PROBE,
-	parseProbe,
-	PYTHON_NAMES,
-	pipStep,
-	type Probe,
-	venvName,
-} from "./install.ts";
-
-const RECORD = "installed.json";
-const LOCK = "install.lock";
-/** A lock older than this, or whose process is gone, was left by a crash. */
-const STALE_LOCK_MS = 20 * 60_000;
-/** pip gets this long before it is killed (a hung index); the tool's own wait is shorter. */
-const PIP_LIMIT_MS = 15 * 60_000;
 
 export class InstallFailed extends Error {}
 
@@ -37,6 +16,34 @@ export type Report = (step: string | undefined) => void;
 export interface Located {
 	argv: string[];
 	origin: string;
+}
+
+/** Where the venvs live: $PI_EVENT_SEARCH_HOME, else the XDG data directory (not Pi's own directory). */
+export function installDir(env: NodeJS.ProcessEnv = process.env): string {
+	if (env.PI_EVENT_SEARCH_HOME) return join(env.PI_EVENT_SEARCH_HOME, "pi-extension");
+	const data = env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share");
+	return join(data, "pi-event-search", "pi-extension");
+}
+
+/** The packaged bootstrap (with its wheelhouse) wins over the checkout's. */
+export function bootstrapScript(extensionDir: string): string | undefined {
+	const candidates = [join(extensionDir, "bootstrap", "bootstrap.py"), join(extensionDir, "..", "..", "server", "pi_event_search", "bootstrap.py")];
+	return candidates.find((file) => existsSync(file));
+}
+
+const NO_PYTHON =
+	"pi-event-search needs Python 3.11 or newer to install its server, and there is no python3 on PATH. On Debian or Ubuntu: " +
+	"`sudo apt install python3 python3-venv`; on Fedora: `sudo dnf install python3`; on macOS: `brew install python@3.12`. " +
+	"To use a server you installed yourself instead, put it on PATH or set eventSearch.server in ~/.pi/agent/settings.json.";
+
+interface Event {
+	event: string;
+	step?: string;
+	message?: string;
+	fix?: string;
+	server?: string;
+	venv?: string;
+	record?: { version?: string };
 }
 
 export class Installer {
@@ -51,32 +58,9 @@ export class Installer {
 		private readonly report: Report = () => undefined,
 	) {}
 
-	record(): InstallRecord | undefined {
-		try {
-			const value: unknown = JSON.parse(readFileSync(join(this.dir, RECORD), "utf8"));
-			return isRecord(value) ? value : undefined;
-		} catch {
-			return undefined;
-		}
-	}
-
-	/** The installed server when it is what this extension would install now. */
-	current(source: InstallSource | undefined = findSource(this.extensionDir)): Located | undefined {
-		const record = this.record();
-		if (!isCurrent(record, source) || !record) return undefined;
-		const bin = join(this.dir, record.venv, "bin", "pi-event-search");
-		return existsSync(bin) ? { argv: [bin, "serve"], origin: `the server this extension installed (${record.version}, ${join(this.dir, record.venv)})` } : undefined;
-	}
-
-	/** The server, installing or updating it first when needed (one install at a time). */
+	/** The server, installing or updating it first when needed (one bootstrap run at a time). */
 	ensure(): Promise<Located> {
-		const source = findSource(this.extensionDir);
-		const ready = this.current(source);
-		if (ready) return Promise.resolve(ready);
-		if (!source) {
-			return Promise.reject(new InstallFailed("pi-event-search is not installed, and this copy of the extension has nothing to install it from (neither a checkout of the repository around it nor a bundled wheel)."));
-		}
-		this.running ??= this.installLocked(source).finally(() => {
+		this.running ??= this.bootstrap().finally(() => {
 			this.running = undefined;
 			this.report(undefined);
 		});
@@ -88,126 +72,52 @@ export class Installer {
 		this.report(`pi-event-search: ${step}`);
 	}
 
-	private async installLocked(source: InstallSource): Promise<Located> {
+	private async bootstrap(): Promise<Located> {
 		this.startedAt = Date.now();
-		mkdirSync(this.dir, { recursive: true });
-		while (!this.tryLock()) {
-			this.say("waiting for another Pi's server install");
-			await sleep(500);
-			const done = this.current(source);
-			if (done) return done;
-		}
-		try {
-			return this.current(source) ?? (await this.install(source));
-		} finally {
-			rmSync(join(this.dir, LOCK), { recursive: true, force: true });
-		}
-	}
-
-	private tryLock(): boolean {
-		const lock = join(this.dir, LOCK);
-		try {
-			mkdirSync(lock);
-			writeFileSync(join(lock, "pid"), String(process.pid));
-			return true;
-		} catch {
-			if (lockIsStale(lock)) rmSync(lock, { recursive: true, force: true });
-			return false;
-		}
-	}
-
-	private async install(source: InstallSource): Promise<Located> {
-		this.say("looking for Python 3.11+");
-		const probes = await Promise.all(PYTHON_NAMES.map(probe));
-		const choice = choosePython(probes);
-		if (!choice.ok) throw new InstallFailed(choice.message);
-		const previous = this.record();
-		const venv = venvName(source.version, new Date());
-		const dir = join(this.dir, venv);
-		try {
-			this.say(`creating a private Python ${choice.python.version.join(".")} environment`);
-			await run(choice.python.executable, ["-m", "venv", dir]);
-			this.say(`installing server ${source.version}`);
-			const pip = ["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--progress-bar", "off", source.path];
-			await run(join(dir, "bin", "python"), pip, (line) => {
-				const step = pipStep(line);
-				if (step) this.say(`installing server ${source.version}: ${step}`);
+		const script = bootstrapScript(this.extensionDir);
+		if (!script) throw new InstallFailed("pi-event-search is not installed, and this copy of the extension has nothing to install it from (neither a checkout of the repository around it nor a packaged bootstrap).");
+		let last: Event | undefined;
+		for (const python of ["python3", "python"]) {
+			last = await runBootstrap(python, [script, "--home", this.dir], (e) => {
+				// A current install answers at once; only real work reaches the status line.
+				if ((e.event === "step" && e.step !== "python") || e.event === "waiting") this.say(e.message ?? "");
 			});
-			const record: InstallRecord = {
-				version: source.version,
-				identity: source.identity,
-				source: source.path,
-				venv,
-				basePython: choice.python.executable,
-				pythonVersion: choice.python.version.join("."),
-				installedAt: new Date().toISOString(),
-				seconds: Math.round((Date.now() - this.startedAt) / 100) / 10,
-			};
-			writeFileSync(join(this.dir, `${RECORD}.tmp`), JSON.stringify(record, null, 1));
-			renameSync(join(this.dir, `${RECORD}.tmp`), join(this.dir, RECORD));
-		} catch (err) {
-			rmSync(dir, { recursive: true, force: true });
-			throw err;
+			if (last) break;
 		}
-		// The previous venv may still serve another Pi: keep it; older ones go.
-		this.cleanUp([venv, previous?.venv]);
-		return this.current(source) as Located;
-	}
-
-	private cleanUp(keep: (string | undefined)[]): void {
-		for (const name of readdirSync(this.dir)) {
-			if (name.startsWith("venv-") && !keep.includes(name)) rmSync(join(this.dir, name), { recursive: true, force: true });
-		}
+		if (!last) throw new InstallFailed(NO_PYTHON);
+		if (last.event !== "done" || !last.server) throw new InstallFailed(`pi-event-search could not install its server: ${last.message ?? "the bootstrap ended without a result"}`);
+		return { argv: [last.server, "serve"], origin: `the server this extension installed (${last.record?.version ?? "?"}, ${last.venv})` };
 	}
 }
 
-function lockIsStale(lock: string): boolean {
-	try {
-		const age = Date.now() - statSync(lock).mtimeMs;
-		const pid = Number(readFileSync(join(lock, "pid"), "utf8"));
-		if (age > STALE_LOCK_MS) return true;
-		process.kill(pid, 0);
-		return false;
-	} catch (err) {
-		// No pid file yet (just made) is not stale; a pid that no longer exists is.
-		return (err as NodeJS.ErrnoException).code === "ESRCH";
-	}
-}
-
-function probe(name: string): Promise<Probe | undefined> {
+/** Runs the bootstrap to its end: its last event, or undefined when this Python does not exist. */
+function runBootstrap(python: string, args: string[], onEvent: (e: Event) => void): Promise<Event | undefined> {
 	return new Promise((resolve) => {
-		execFile(name, ["-c", PROBE], { timeout: 10_000 }, (err, stdout) => resolve(err ? undefined : parseProbe(stdout)));
-	});
-}
-
-/** Runs a process to its end; its output's last lines name a failure. */
-function run(command: string, args: string[], onLine?: (line: string) => void): Promise<void> {
-	return new Promise((resolve, reject) => {
-		const child = spawn(command, args, { env: { ...process.env, PIP_NO_INPUT: "1" }, stdio: ["ignore", "pipe", "pipe"] });
-		let output = "";
-		const take = (chunk: Buffer): void => {
-			const text = chunk.toString("utf8");
-			output = (output + text).slice(-8000);
-			if (onLine) for (const line of text.split(/\r?\n/)) if (line.trim()) onLine(line);
-		};
-		child.stdout.on("data", take);
-		child.stderr.on("data", take);
-		const timer = setTimeout(() => child.kill("SIGKILL"), PIP_LIMIT_MS);
-		child.on("error", (err) => {
-			clearTimeout(timer);
-			reject(new InstallFailed(`could not run ${command}: ${err.message}`));
+		const child = spawn(python, args, { stdio: ["ignore", "pipe", "pipe"] });
+		let last: Event | undefined;
+		let partial = "";
+		let stderr = "";
+		child.stdout.on("data", (chunk: Buffer) => {
+			const lines = (partial + chunk.toString("utf8")).split("\n");
+			partial = lines.pop() ?? "";
+			for (const line of lines) {
+				try {
+					last = JSON.parse(line) as Event;
+					onEvent(last);
+				} catch {
+					// not an event (an interpreter too old to run it prints a traceback to stderr)
+				}
+			}
 		});
-		child.on("close", (code, signal) => {
-			clearTimeout(timer);
-			if (code === 0) return resolve();
-			const tail = output.trim().split(/\r?\n/).slice(-4).join(" | ");
-			const venvHint = /ensurepip is not available|-venv/.test(output) ? " On Debian or Ubuntu install the python3-venv package for this Python." : "";
-			const pipHint = args.includes("pip") ? " Is the Python package index reachable? (pip's own settings, such as a proxy or index URL in pip.conf, apply.)" : "";
-			reject(new InstallFailed(`\`${[command, ...args].join(" ")}\` failed (${signal ?? `exit ${code}`}): ${tail}.${venvHint}${pipHint}`));
+		child.stderr.on("data", (chunk: Buffer) => {
+			stderr = (stderr + chunk.toString("utf8")).slice(-4000);
+		});
+		child.on("error", () => resolve(undefined));
+		child.on("close", (code) => {
+			if (!last || (code !== 0 && last.event !== "error")) {
+				const tail = stderr.trim().split(/\r?\n/).slice(-3).join(" | ");
+				resolve({ event: "error", message: `\`${python} ${args.join(" ")}\` exited with ${code}: ${tail}` });
+			} else resolve(last);
 		});
 	});
-}
-
-function sleep(ms: number): Promise<void> {
-	return new Promise((resolve) => setTimeout(resolve, ms));
 }
