@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,3 +28,14 @@ def tree_digest(root: Path) -> dict[str, str]:
         if p.is_file() and not p.is_symlink():
             out[str(p.relative_to(root))] = hashlib.sha256(p.read_bytes()).hexdigest()
     return out
+
+
+def closed_index_env() -> dict[str, str]:
+    """pip settings of a machine that cannot reach any package index: the index is a local port
+    nothing listens on, and no pip.conf (or user cache) can name another one."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return {"PIP_INDEX_URL": f"http://127.0.0.1:{port}/simple", "PIP_EXTRA_INDEX_URL": "",
+            "PIP_FIND_LINKS": "", "PIP_CONFIG_FILE": os.devnull, "PIP_NO_CACHE_DIR": "1",
+            "PIP_RETRIES": "0", "PIP_TIMEOUT": "3"}

@@ -24,11 +24,12 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, NamedTuple, Optional
+from typing import Any, NamedTuple
 
 REQUIRED = (3, 11)
 RECORD = "installed.json"
@@ -47,6 +48,7 @@ PYTHON_FIX = (
     "3.10: sudo apt install python3.11 python3.11-venv); on Fedora: sudo dnf install python3; on "
     "macOS: brew install python@3.12"
 )
+PYTHON_APT = "sudo apt install python3 python3-venv"
 WINDOWS = sys.platform == "win32"
 
 
@@ -65,7 +67,7 @@ class Source(NamedTuple):
 
 class Python(NamedTuple):
     executable: str
-    version: List[int]
+    version: list[int]
     venv: bool
 
 
@@ -82,7 +84,7 @@ def step(name: str, message: str) -> None:
 WHEEL_NAME = re.compile(r"^pi_event_search-([^-]+)-[^-]+-[^-]+-[^-]+\.whl$")
 
 
-def pyproject_version(text: str) -> Optional[str]:
+def pyproject_version(text: str) -> str | None:
     project = re.search(r"^\[project\]\s*$(.*?)(?=^\[|\Z)", text, re.M | re.S)
     body = project.group(1) if project else ""
     if not re.search(r'^name\s*=\s*"pi-event-search"', body, re.M):
@@ -91,7 +93,7 @@ def pyproject_version(text: str) -> Optional[str]:
     return m.group(1) if m else None
 
 
-def checkout_source(root: Path) -> Optional[Source]:
+def checkout_source(root: Path) -> Source | None:
     pyproject, pkg = root / "pyproject.toml", root / "server" / "pi_event_search"
     if not pyproject.is_file() or not pkg.is_dir():
         return None
@@ -114,13 +116,14 @@ def wheel_source(path: Path) -> Source:
     return Source("wheel", str(path), m.group(1), "wheel:" + sha)
 
 
-def wheelhouse_wheel(wheelhouse: Optional[Path]) -> Optional[Path]:
+def wheelhouse_wheel(wheelhouse: Path | None) -> Path | None:
     if wheelhouse is None:
         return None
-    return next((p for p in sorted(wheelhouse.glob("pi_event_search-*.whl")) if WHEEL_NAME.match(p.name)), None)
+    wheels = sorted(wheelhouse.glob("pi_event_search-*.whl"))
+    return next((p for p in wheels if WHEEL_NAME.match(p.name)), None)
 
 
-def find_source(spec: Optional[str], wheelhouse: Optional[Path]) -> Source:
+def find_source(spec: str | None, wheelhouse: Path | None) -> Source:
     """--from, else our wheel in the wheelhouse, else the checkout this file lies in."""
     if spec:
         path = Path(spec).expanduser()
@@ -147,7 +150,7 @@ def find_source(spec: Optional[str], wheelhouse: Optional[Path]) -> Source:
 
 # -- which Python ----------------------------------------------------------------------------
 
-def probe(executable: str) -> Optional[Python]:
+def probe(executable: str) -> Python | None:
     found = shutil.which(executable)
     if not found:
         return None
@@ -164,17 +167,17 @@ def recent(p: Python) -> bool:
 
 
 def short(p: Python) -> str:
-    return "%d.%d" % (p.version[0], p.version[1])
+    return f"{p.version[0]}.{p.version[1]}"
 
 
-def choose_python(preferred: List[str]) -> Python:
-    """The first of the preferred, this one, then the usual names that is 3.11+ and can make a venv."""
-    names = list(dict.fromkeys([*preferred, sys.executable, *CANDIDATES]))
+def choose_python(names: list[str]) -> Python:
+    """The first interpreter named that is 3.11+ and can make a venv; else exactly what is missing."""
+    names = list(dict.fromkeys(names))
     found = [p for p in (probe(n) for n in names) if p]
     usable = next((p for p in found if recent(p) and p.venv), None)
     if usable:
         return usable
-    need = "%d.%d" % REQUIRED
+    need = f"{REQUIRED[0]}.{REQUIRED[1]}"
     no_venv = next((p for p in found if recent(p)), None)
     if no_venv:
         fix = f"sudo apt install python{short(no_venv)}-venv"
@@ -183,10 +186,10 @@ def choose_python(preferred: List[str]) -> Python:
                                  f"run `{fix}`.", fix)
     if not found:
         raise Failure("no-python", f"the server needs Python {need} or newer, and there is none (tried "
-                                   f"{', '.join(names)}). {PYTHON_FIX}.", "sudo apt install python3 python3-venv")
-    seen = ", ".join("%s (%s)" % (".".join(map(str, p.version)), p.executable) for p in found)
-    raise Failure("python-too-old", f"the server needs Python {need} or newer; found only {seen}. {PYTHON_FIX}.",
-                  "sudo apt install python3 python3-venv")
+                                   f"{', '.join(names)}). {PYTHON_FIX}.", PYTHON_APT)
+    seen = ", ".join(f"{'.'.join(map(str, p.version))} ({p.executable})" for p in found)
+    raise Failure("python-too-old", f"the server needs Python {need} or newer; found only {seen}. "
+                                    f"{PYTHON_FIX}.", PYTHON_APT)
 
 
 # -- the record, the lock --------------------------------------------------------------------
@@ -199,7 +202,7 @@ def venv_python(venv: Path) -> Path:
     return bin_dir(venv) / ("python.exe" if WINDOWS else "python")
 
 
-def read_record(home: Path) -> Optional[Dict[str, Any]]:
+def read_record(home: Path) -> dict[str, Any] | None:
     try:
         record = json.loads((home / RECORD).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -217,12 +220,12 @@ def read_record(home: Path) -> Optional[Dict[str, Any]]:
     return None
 
 
-def is_current(home: Path, record: Optional[Dict[str, Any]], source: Source) -> bool:
+def is_current(home: Path, record: dict[str, Any] | None, source: Source) -> bool:
     return (record is not None and source.kind != "requirement" and record.get("identity") == source.identity
             and venv_python(home / record["venv"]).exists())
 
 
-def described(home: Path, record: Dict[str, Any]) -> Dict[str, Any]:
+def described(home: Path, record: dict[str, Any]) -> dict[str, Any]:
     venv = home / record["venv"]
     exe = "pi-event-search.exe" if WINDOWS else "pi-event-search"
     return {"record": record, "venv": str(venv), "python": str(venv_python(venv)),
@@ -260,7 +263,7 @@ def try_lock(home: Path) -> bool:
 
 # -- the install -----------------------------------------------------------------------------
 
-def pip_step(line: str) -> Optional[str]:
+def pip_step(line: str) -> str | None:
     t = line.strip()
     m = re.match(r"Collecting ([A-Za-z0-9_.-]+)", t)
     if m:
@@ -273,12 +276,12 @@ def pip_step(line: str) -> Optional[str]:
     return None
 
 
-def run(cmd: List[str], on_line: Any = None) -> str:
+def run(cmd: list[str], on_line: Any = None) -> str:
     """Runs cmd, its output to stderr (the client's log); returns the output's tail."""
     print("$ " + " ".join(cmd), file=sys.stderr, flush=True)
     env = dict(os.environ, PIP_NO_INPUT="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    tail: List[str] = []
+    tail: list[str] = []
     started = time.monotonic()
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -295,20 +298,20 @@ def run(cmd: List[str], on_line: Any = None) -> str:
     return "\n".join(tail)
 
 
-def install(home: Path, source: Source, python: Python, wheelhouse: Optional[Path]) -> Dict[str, Any]:
+def install(home: Path, source: Source, python: Python, wheelhouse: Path | None) -> dict[str, Any]:
     started = time.monotonic()
     previous = read_record(home)
-    name = "venv-%s-%s" % (source.version or "pypi", time.strftime("%Y%m%d%H%M%S", time.gmtime()))
+    name = f"venv-{source.version or 'pypi'}-{time.strftime('%Y%m%d%H%M%S', time.gmtime())}"
     venv = home / name
     try:
         step("venv", f"creating a private Python {'.'.join(map(str, python.version))} environment")
         try:
             run([python.executable, "-m", "venv", str(venv)])
         except subprocess.CalledProcessError as err:
-            if re.search(r"ensurepip is not available|-venv|No module named (venv|ensurepip)", err.output or ""):
+            if re.search(r"ensurepip is not available|-venv|No module named (venv|ensurepip)", err.output):
                 fix = f"sudo apt install python{short(python)}-venv"
-                raise Failure("no-venv", f"{python.executable} cannot make virtual environments (its "
-                                         f"venv/ensurepip module is missing). On Debian or Ubuntu run `{fix}`.",
+                raise Failure("no-venv", f"{python.executable} cannot make virtual environments (its venv/"
+                                         f"ensurepip module is missing). On Debian or Ubuntu run `{fix}`.",
                               fix) from err
             raise Failure("venv-failed", f"`{python.executable} -m venv` failed: {err.output}") from err
         what = f"server {source.version}" if source.version else source.path
@@ -352,22 +355,26 @@ def install(home: Path, source: Source, python: Python, wheelhouse: Optional[Pat
         shutil.rmtree(venv, ignore_errors=True)
         raise
     # The previous venv may still serve another editor or Pi: keep it; older ones go.
-    keep = {name, previous["venv"] if previous else None}
-    for old in home.iterdir():
-        if old.is_dir() and (old.name == "venv" or old.name.startswith("venv-")) and old.name not in keep:
-            shutil.rmtree(old, ignore_errors=True)
+    prune(home, {name, previous["venv"] if previous else ""})
     return record
 
 
-def ensure(home: Path, source: Source, preferred: List[str], wheelhouse: Optional[Path], force: bool) -> None:
+def prune(home: Path, keep: set[str]) -> None:
+    for old in home.iterdir():
+        if old.is_dir() and (old.name == "venv" or old.name.startswith("venv-")) and old.name not in keep:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def ensure(home: Path, source: Source, preferred: list[str], wheelhouse: Path | None, force: bool) -> None:
     home.mkdir(parents=True, exist_ok=True)
     record = read_record(home)
     if not force and is_current(home, record, source):
         assert record is not None
         emit("done", installed=False, **described(home, record))
         return
-    step("python", "looking for Python %d.%d or newer" % REQUIRED)
-    python = choose_python(preferred)
+    step("python", f"looking for Python {REQUIRED[0]}.{REQUIRED[1]} or newer")
+    # The interpreters asked for, this one, then the usual names.
+    python = choose_python([*preferred, sys.executable, *CANDIDATES])
     while not try_lock(home):
         emit("waiting", message="waiting for another install of the server to finish")
         time.sleep(0.5)
@@ -383,7 +390,7 @@ def ensure(home: Path, source: Source, preferred: List[str], wheelhouse: Optiona
         shutil.rmtree(home / LOCK, ignore_errors=True)
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bootstrap.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--home", required=True, help="directory of the venvs and the version record")
     parser.add_argument("--from", dest="source", help="a wheel, a checkout, or a pip requirement")
@@ -391,12 +398,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--wheelhouse", help="install from this directory only (default: ./wheelhouse)")
     parser.add_argument("--check", action="store_true", help="report the installed server; install nothing")
     parser.add_argument("--force", action="store_true", help="install even when the installed one is current")
+    parser.add_argument("--prune", action="store_true", help="remove every venv but the recorded one")
     args = parser.parse_args(argv)
     home = Path(args.home).expanduser().resolve()
     shipped = Path(__file__).resolve().parent / "wheelhouse"
-    wheelhouse = Path(args.wheelhouse).resolve() if args.wheelhouse else (shipped if shipped.is_dir() else None)
+    wheelhouse = Path(args.wheelhouse).resolve() if args.wheelhouse else None
+    if wheelhouse is None and shipped.is_dir():
+        wheelhouse = shipped
     try:
         source = find_source(args.source, wheelhouse)
+        if args.prune:
+            record = read_record(home)
+            prune(home, {record["venv"]} if record else set())
+            emit("done", installed=False, **(described(home, record) if record else {}))
+            return 0
         if args.check:
             record = read_record(home)
             installed = described(home, record) if record else {}
@@ -414,5 +429,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 1
 
 
+def _terminated(signum: int, frame: Any) -> None:
+    # A cancelled install (the client sends SIGTERM) unwinds: its half-made venv and the lock go.
+    raise SystemExit(128 + signum)
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _terminated)
     sys.exit(main())

@@ -12,12 +12,15 @@ import json
 import os
 import shutil
 import subprocess
+import sys
+import tarfile
 from pathlib import Path
 
 import pytest
-from pihelp import FAKE_MODEL, REPO, WORD, Rpc, pi_cli
+from pihelp import EXT, FAKE_MODEL, REPO, WORD, Rpc, pi_cli
 
 from builder import SessionBuilder, encoded_dir
+from support import closed_index_env
 
 INSTALL_TURN_TIMEOUT = 600  # the whole first turn, install included
 
@@ -105,3 +108,64 @@ def test_pi_install_of_the_repository_then_the_first_search_installs_the_server(
     assert updated["identity"] != record["identity"] and updated["venv"] != record["venv"]
     assert {p.name for p in data.glob("venv-*")} == {record["venv"], updated["venv"]}
     print(f"update install: {updated['seconds']} s")
+
+
+@pytest.mark.timeout(INSTALL_TURN_TIMEOUT + 300)
+def test_the_packed_npm_package_installs_its_server_without_the_package_index(tmp_path: Path) -> None:
+    """`npm pack` builds the wheelhouse into the package (prepack: scripts/build-wheelhouse); on a
+    machine whose package index is unreachable, the first event_search installs from it alone."""
+    cli = pi_cli()
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm not found")
+    packed = subprocess.run([npm, "pack", "--pack-destination", str(tmp_path)], cwd=EXT,
+                            env={**os.environ, "PYTHON": sys.executable},
+                            capture_output=True, text=True, timeout=600)
+    assert packed.returncode == 0, packed.stdout[-3000:] + packed.stderr[-3000:]
+    tarball = next(tmp_path.glob("pi-event-search-pi-*.tgz"))
+    with tarfile.open(tarball) as tar:
+        names = tar.getnames()
+        tar.extractall(tmp_path / "unpacked", filter="data")
+    wheels = [n for n in names if n.startswith("package/bootstrap/wheelhouse/") and n.endswith(".whl")]
+    assert "package/bootstrap/bootstrap.py" in names, names
+    for py in ("cp311", "cp312", "cp313"):
+        assert any("orjson-" in w and f"-{py}-" in w for w in wheels), (py, wheels)
+    pkg = tmp_path / "unpacked" / "package"
+
+    home, proj = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    proj.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PI_", "XDG_", "VIRTUAL_ENV", "PIP_"))}
+    env.update(HOME=str(home), PATH=clean_path(), **closed_index_env())
+    node = shutil.which("node") or "node"
+    installed = subprocess.run([node, str(cli), "install", str(pkg)], env=env, cwd=tmp_path,
+                               capture_output=True, text=True, timeout=120)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    agent = home / ".pi" / "agent"
+    earlier = SessionBuilder(agent / "sessions", str(proj))
+    earlier.user(f"how do we deploy {WORD}?")
+    hit = earlier.assistant(f"Deploy {WORD} with make ship.")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [
+        {"calls": [{"name": "event_search", "args": {"query": WORD}}]}, {"text": "done"}]}))
+    env.update(PI_FAKE_SCRIPT=str(script))
+    turn = subprocess.run([node, str(cli), "-p", "--offline", "-nc", "-e", str(FAKE_MODEL),
+                           "--provider", "fake", "--model", "fake-1", "what about deploys?"],
+                          env=env, cwd=proj, capture_output=True, text=True,
+                          timeout=INSTALL_TURN_TIMEOUT)
+    assert turn.returncode == 0, turn.stdout[-3000:] + turn.stderr[-3000:]
+    files = sorted((agent / "sessions" / encoded_dir(str(proj))).glob("*.jsonl"),
+                   key=lambda f: f.stat().st_mtime)
+    entries = [json.loads(line) for line in files[-1].read_text().splitlines()]
+    results = [e["message"] for e in entries
+               if (e.get("message") or {}).get("role") == "toolResult"]
+    text = "\n".join(c.get("text", "") for c in results[0]["content"])
+    assert not results[0]["isError"], text
+    assert f"pi-event:{earlier.session_id}/{hit}" in text, text
+    record = json.loads((home / ".local" / "share" / "pi-event-search" / "pi-extension"
+                         / "installed.json").read_text())
+    assert record["offline"] is True and record["identity"].startswith("wheel:"), record
+    assert record["source"].startswith(str(pkg / "bootstrap" / "wheelhouse")), record
+    print(f"offline first-use install: {record['seconds']} s (Python {record['pythonVersion']}), "
+          f"wheelhouse {len(wheels)} wheels, tarball {tarball.stat().st_size} bytes")

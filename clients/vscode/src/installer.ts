@@ -1,28 +1,22 @@
 /**
- * Installs the server for the user: a private venv in the extension's global storage, made
- * with the Python extension's interpreter (else python3, ...), from the wheel bundled in the
- * .vsix, with the dependencies from the package index; with a progress notification. The
- * decisions (which Python, which version is newer, what to say) are in core/install.
+ * Installs the server for the user into a private venv in the extension's global storage, by
+ * running the project's one bootstrap that the .vsix carries (bootstrap/bootstrap.py, beside a
+ * wheelhouse of the server and its dependencies, so no package index is needed) with the Python
+ * extension's interpreter, else python3. This module is the UI: the offer, the progress
+ * notification, the error with its fix.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
+  type BootstrapEvent,
   type InstallRecord,
-  PROBE_SCRIPT,
-  type PythonProbe,
-  choosePython,
   isInstallRecord,
-  parseProbe,
-  pipProgress,
-  saysVenvMissing,
+  noPython,
+  parseEvent,
   updateAvailable,
-  venvDirName,
-  venvMissing,
   venvPython,
-  versionText,
   wheelVersion,
 } from './core/install';
 import { type Command, commandForPython } from './core/settings';
@@ -31,7 +25,9 @@ import { announceStep } from './steps';
 const WINDOWS = process.platform === 'win32';
 const RECORD = 'installed.json';
 
+/** The bootstrap the .vsix carries, and the server wheel in its wheelhouse. */
 export interface BundledWheel {
+  bootstrap: string;
   path: string;
   file: string;
   version: string;
@@ -63,9 +59,11 @@ export class Installer implements vscode.Disposable {
   }
 
   bundledWheel(): BundledWheel | undefined {
-    const dir = path.join(this.context.extensionPath, 'server-wheel');
+    const bootstrap = path.join(this.context.extensionPath, 'bootstrap', 'bootstrap.py');
+    const dir = path.join(this.context.extensionPath, 'bootstrap', 'wheelhouse');
     const file = (fs.existsSync(dir) ? fs.readdirSync(dir) : []).find((f) => wheelVersion(f));
-    return file ? { path: path.join(dir, file), file, version: wheelVersion(file) ?? '' } : undefined;
+    if (!file || !fs.existsSync(bootstrap)) return undefined;
+    return { bootstrap, path: path.join(dir, file), file, version: wheelVersion(file) ?? '' };
   }
 
   record(): InstallRecord | undefined {
@@ -89,13 +87,11 @@ export class Installer implements vscode.Disposable {
     return updateAvailable(this.record(), this.bundledWheel()?.version);
   }
 
-  /** Removes venvs other than the recorded one (left by updates, or by failed installs). */
+  /** Removes venvs other than the recorded one (left by updates), once the server runs on it. */
   cleanUp(): void {
-    const keep = this.record()?.venv;
-    if (!keep || !fs.existsSync(this.storage)) return;
-    for (const name of fs.readdirSync(this.storage)) {
-      if (name.startsWith('venv-') && name !== keep) fs.rmSync(path.join(this.storage, name), { recursive: true, force: true });
-    }
+    const wheel = this.bundledWheel();
+    if (!wheel || !this.record()) return;
+    void this.bootstrap(wheel, ['--prune'], () => undefined);
   }
 
   /** Asks first; resolves true once the server is installed. */
@@ -104,7 +100,7 @@ export class Installer implements vscode.Disposable {
     if (!wheel) return false;
     const broken = this.record() ? ' The one it installed before no longer works.' : '';
     const choice = await vscode.window.showInformationMessage(
-      `${why}${broken} Install pi-event-search ${wheel.version} into a private Python environment for this extension? It needs Python 3.11+ and downloads the server's dependencies (pygls, lsprotocol, orjson, watchfiles) from the Python package index.`,
+      `${why}${broken} Install pi-event-search ${wheel.version} into a private Python environment for this extension? It needs Python 3.11+; the server and its dependencies come with this extension (nothing is downloaded).`,
       'Install Server',
       'Use My Own Server…',
       'Show Log',
@@ -170,106 +166,63 @@ export class Installer implements vscode.Disposable {
 
   private async installWith(wheel: BundledWheel, report: (m: string) => void, token: vscode.CancellationToken): Promise<InstallRecord> {
     report('looking for Python 3.11 or newer');
-    const { python, name } = await this.choosePython();
-    this.log.info(`making the server's venv with ${name} (${python.executable}, Python ${versionText(python.version)})`);
-    fs.mkdirSync(this.storage, { recursive: true });
-    const venv = venvDirName(wheel.version, new Date());
-    const dir = path.join(this.storage, venv);
-    try {
-      report(`creating a private environment (Python ${versionText(python.version)})`);
-      const made = await this.run(python.executable, ['-m', 'venv', dir], token);
-      if (made.code !== 0) {
-        if (saysVenvMissing(made.output)) {
-          const { message, fix } = venvMissing(python);
-          throw new Failure(message, fix);
-        }
-        throw new Failure(`Pi Events: \`${python.executable} -m venv\` failed: ${lastLines(made.output)}`);
-      }
-      report('installing the server and its dependencies');
-      const pip = ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--progress-bar', 'off', wheel.path];
-      const installed = await this.run(venvPython(dir, WINDOWS), pip, token, (line) => {
-        const message = pipProgress(line);
-        if (message) report(message);
-      });
-      if (installed.code !== 0) {
-        throw new Failure(
-          `Pi Events: pip could not install the server (is the Python package index reachable? pip's own settings, such as a proxy or index URL in pip.conf, apply): ${lastLines(installed.output)}`,
-        );
-      }
-      const record: InstallRecord = {
-        version: wheel.version,
-        wheel: wheel.file,
-        sha256: createHash('sha256').update(fs.readFileSync(wheel.path)).digest('hex'),
-        venv,
-        basePython: python.executable,
-        pythonVersion: versionText(python.version),
-        installedAt: new Date().toISOString(),
-      };
-      const tmp = path.join(this.storage, `${RECORD}.tmp`);
-      fs.writeFileSync(tmp, JSON.stringify(record, null, 1));
-      fs.renameSync(tmp, path.join(this.storage, RECORD));
-      return record;
-    } catch (err) {
-      fs.rmSync(dir, { recursive: true, force: true });
-      throw err;
+    const done = await this.bootstrap(wheel, ['--from', wheel.path], report, token);
+    if (!done.record) throw new Failure('Pi Events: the server install ended without a record.');
+    this.log.info(done.installed ? `installed in ${path.join(this.storage, done.record.venv)}` : 'the bundled server was already installed');
+    return done.record;
+  }
+
+  /** Runs the bootstrap (the Python extension's interpreter, else python3, else python) to its end. */
+  private async bootstrap(wheel: BundledWheel, args: string[], report: (m: string) => void, token?: vscode.CancellationToken): Promise<BootstrapEvent> {
+    const preferred = await this.pythonExtension();
+    const names = [...new Set([preferred, ...(WINDOWS ? ['python', 'py'] : ['python3', 'python'])].filter((n): n is string => !!n))];
+    for (const python of names) {
+      const prefer = preferred ? ['--python', preferred] : [];
+      const last = await this.run(python, [wheel.bootstrap, '--home', this.storage, ...prefer, ...args], report, token);
+      if (!last) continue; // no such interpreter
+      if (last.event === 'error') throw new Failure(`Pi Events: the server could not be installed: ${last.message ?? ''}`, last.fix || undefined);
+      return last;
     }
+    const { message, fix } = noPython(names);
+    throw new Failure(message, fix);
   }
 
-  private async choosePython(): Promise<{ python: PythonProbe; name: string }> {
-    const names = [await this.pythonExtension(), ...(WINDOWS ? ['python', 'py'] : ['python3', 'python3.13', 'python3.12', 'python3.11'])];
-    const unique = [...new Set(names.filter((n): n is string => !!n))];
-    const probes = await Promise.all(unique.map(async (name) => ({ name, probe: await probePython(name) })));
-    const choice = choosePython(probes);
-    if (!choice.ok) throw new Failure(choice.message, choice.fix);
-    return choice;
-  }
-
-  /** Runs a process; its output goes to the log, line by line. Cancelling kills it. */
-  private run(
-    command: string,
-    args: string[],
-    token: vscode.CancellationToken,
-    onLine?: (line: string) => void,
-  ): Promise<{ code: number; output: string }> {
+  /** Runs one bootstrap: its events to `report`, its stderr (pip's output) to the log; its last event, or undefined when `command` does not exist. Cancelling kills it. */
+  private run(command: string, args: string[], report: (m: string) => void, token?: vscode.CancellationToken): Promise<BootstrapEvent | undefined> {
     this.log.info(`$ ${[command, ...args].join(' ')}`);
     return new Promise((resolve, reject) => {
-      let child: ChildProcess;
-      try {
-        child = spawn(command, args, { env: { ...process.env, PIP_NO_INPUT: '1' } });
-      } catch (err) {
-        reject(err instanceof Error ? err : new Error(String(err)));
-        return;
-      }
-      let output = '';
-      const take = (chunk: Buffer): void => {
-        const text = chunk.toString();
-        output = (output + text).slice(-20000);
-        for (const line of text.split(/\r?\n/)) {
-          if (!line.trim()) continue;
-          this.log.info(line);
-          onLine?.(line);
+      const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      let last: BootstrapEvent | undefined;
+      let partial = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        const lines = (partial + chunk.toString()).split(/\r?\n/);
+        partial = lines.pop() ?? '';
+        for (const line of lines) {
+          const event = parseEvent(line);
+          if (!event) continue;
+          last = event;
+          if ((event.event === 'step' || event.event === 'waiting') && event.message) report(event.message);
         }
-      };
-      child.stdout?.on('data', take);
-      child.stderr?.on('data', take);
-      const cancel = token.onCancellationRequested(() => child.kill());
-      child.on('error', (err) => {
-        cancel.dispose();
-        reject(new Failure(`Pi Events: could not run ${command}: ${err.message}`));
+      });
+      child.stderr.on('data', (chunk: Buffer) => {
+        const text = chunk.toString();
+        stderr = (stderr + text).slice(-4000);
+        for (const line of text.split(/\r?\n/)) if (line.trim()) this.log.info(line);
+      });
+      const cancel = token?.onCancellationRequested(() => child.kill('SIGTERM'));
+      child.on('error', () => {
+        cancel?.dispose();
+        resolve(undefined);
       });
       child.on('close', (code) => {
-        cancel.dispose();
-        if (token.isCancellationRequested) reject(new Failure('Pi Events: server installation cancelled.'));
-        else resolve({ code: code ?? 1, output });
+        cancel?.dispose();
+        if (token?.isCancellationRequested) reject(new Failure('Pi Events: server installation cancelled.'));
+        else if (last && (code === 0 || last.event === 'error')) resolve(last);
+        else resolve({ event: 'error', message: `${command} ${args[0]} exited with ${code}: ${lastLines(stderr)}` });
       });
     });
   }
-}
-
-function probePython(python: string): Promise<PythonProbe | undefined> {
-  return new Promise((resolve) => {
-    execFile(python, ['-c', PROBE_SCRIPT], { timeout: 20000 }, (err, stdout) => resolve(err ? undefined : parseProbe(stdout)));
-  });
 }
 
 function lastLines(output: string): string {

@@ -1,29 +1,43 @@
 /**
- * The extension's own copy of the server: a private venv in the extension's global storage,
- * installed from the wheel bundled in the .vsix (dependencies from the package index). This
- * module decides; src/installer.ts does the work. Pure: no vscode import, no processes.
+ * What the extension decides about its own server; the install itself is the project's one
+ * bootstrap (bootstrap/bootstrap.py in the .vsix, from server/pi_event_search/bootstrap.py),
+ * which src/installer.ts runs. Pure: no vscode import, no processes.
  */
 
-export const REQUIRED_PYTHON: readonly [number, number] = [3, 11];
-
-/** What is written next to the venvs after a successful install. */
+/** The bootstrap's installed.json, next to the venvs (fields this extension reads). */
 export interface InstallRecord {
-  /** The server version (from the wheel's file name). */
   version: string;
-  /** The wheel's file name and SHA-256. */
-  wheel: string;
-  sha256: string;
   /** The venv directory, relative to the storage directory. */
   venv: string;
-  /** The interpreter the venv was made from, and its version. */
-  basePython: string;
-  pythonVersion: string;
-  installedAt: string;
+  identity?: string;
+  basePython?: string;
+  pythonVersion?: string;
+  offline?: boolean;
 }
 
 export function isInstallRecord(value: unknown): value is InstallRecord {
   const r = value as Partial<InstallRecord> | null;
-  return !!r && typeof r === 'object' && typeof r.version === 'string' && typeof r.venv === 'string' && typeof r.wheel === 'string';
+  return !!r && typeof r === 'object' && typeof r.version === 'string' && typeof r.venv === 'string';
+}
+
+/** One JSON line of the bootstrap's stdout. */
+export interface BootstrapEvent {
+  event: 'step' | 'waiting' | 'done' | 'error' | 'status';
+  message?: string;
+  code?: string;
+  fix?: string;
+  installed?: boolean;
+  record?: InstallRecord;
+  python?: string;
+}
+
+export function parseEvent(line: string): BootstrapEvent | undefined {
+  try {
+    const value = JSON.parse(line) as Partial<BootstrapEvent>;
+    return typeof value.event === 'string' ? (value as BootstrapEvent) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `pi_event_search-0.1.0-py3-none-any.whl` -> `0.1.0` (PEP 427 file names). */
@@ -61,109 +75,15 @@ export function updateAvailable(record: InstallRecord | undefined, bundled: stri
   return !!record && !!bundled && compareVersions(bundled, record.version) > 0;
 }
 
-/** A directory name for a new venv (never the one in use, so an update can fail safely). */
-export function venvDirName(version: string, now: Date): string {
-  return `venv-${version}-${now.toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}`;
-}
-
 export function venvPython(venvDir: string, windows: boolean): string {
   return windows ? `${venvDir}\\Scripts\\python.exe` : `${venvDir}/bin/python`;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Choosing the interpreter for the venv
-
-/** Printed by PROBE_SCRIPT. */
-export interface PythonProbe {
-  executable: string;
-  version: [number, number, number];
-  venv: boolean;
-  ensurepip: boolean;
-}
-
-/** Asks an interpreter for its version and whether it can make a venv with pip in it. */
-export const PROBE_SCRIPT =
-  'import sys, json, importlib.util as u; print(json.dumps({"executable": sys.executable, "version": list(sys.version_info[:3]), ' +
-  '"venv": u.find_spec("venv") is not None, "ensurepip": u.find_spec("ensurepip") is not None}))';
-
-export function parseProbe(stdout: string): PythonProbe | undefined {
-  try {
-    const p = JSON.parse(stdout.trim().split('\n').pop() ?? '') as Partial<PythonProbe>;
-    if (typeof p.executable !== 'string' || !Array.isArray(p.version) || p.version.length < 2) return undefined;
-    const v = p.version.map(Number);
-    return { executable: p.executable, version: [v[0] ?? 0, v[1] ?? 0, v[2] ?? 0], venv: !!p.venv, ensurepip: !!p.ensurepip };
-  } catch {
-    return undefined;
-  }
-}
-
-export function versionText(v: readonly number[]): string {
-  return v.join('.');
-}
-
-function recentEnough(p: PythonProbe): boolean {
-  return p.version[0] > REQUIRED_PYTHON[0] || (p.version[0] === REQUIRED_PYTHON[0] && p.version[1] >= REQUIRED_PYTHON[1]);
-}
-
-/** The apt package Debian and Ubuntu put `venv`/`ensurepip` in for this interpreter. */
-export function venvPackage(p: Pick<PythonProbe, 'version'>): string {
-  return `python${p.version[0]}.${p.version[1]}-venv`;
-}
-
-export type PythonChoice = { ok: true; python: PythonProbe; name: string } | { ok: false; message: string; fix?: string };
-
-/**
- * The first candidate (in the caller's order: the Python extension's interpreter, then python3,
- * ...) that is recent enough and can make a venv; otherwise what to tell the user.
- */
-export function choosePython(probes: readonly { name: string; probe: PythonProbe | undefined }[]): PythonChoice {
-  const found = probes.filter((p): p is { name: string; probe: PythonProbe } => !!p.probe);
-  const usable = found.find((p) => recentEnough(p.probe) && p.probe.venv && p.probe.ensurepip);
-  if (usable) return { ok: true, python: usable.probe, name: usable.name };
-  const noVenv = found.find((p) => recentEnough(p.probe));
-  if (noVenv) return { ok: false, ...venvMissing(noVenv.probe) };
-  const need = versionText(REQUIRED_PYTHON);
-  if (found.length) {
-    const seen = found.map((p) => `${versionText(p.probe.version)} (${p.probe.executable})`).join(', ');
-    return {
-      ok: false,
-      message: `Pi Events: the server needs Python ${need} or newer; found only ${seen}. Install Python ${need}+ (or select one with "Python: Select Interpreter"), then run "Pi Events: Install Server".`,
-    };
-  }
-  const tried = probes.map((p) => p.name).join(', ');
+/** When not even an interpreter to run the bootstrap exists. */
+export function noPython(tried: readonly string[]): { message: string; fix: string } {
+  const fix = 'sudo apt install python3 python3-venv';
   return {
-    ok: false,
-    message: `Pi Events: the server needs Python ${need} or newer, and none was found (tried ${tried}). Install Python ${need}+, then run "Pi Events: Install Server".`,
-  };
-}
-
-/** Debian/Ubuntu ship `venv` without `ensurepip` unless pythonX.Y-venv is installed. */
-export function venvMissing(p: Pick<PythonProbe, 'version' | 'executable'>): { message: string; fix: string } {
-  const fix = `sudo apt install ${venvPackage(p)}`;
-  return {
-    message: `Pi Events: Python ${versionText(p.version)} (${p.executable}) cannot create virtual environments: its venv/ensurepip module is not installed. On Debian or Ubuntu run \`${fix}\`, then "Pi Events: Install Server".`,
+    message: `Pi Events: the server needs Python 3.11 or newer, and none was found (tried ${tried.join(', ')}). Install Python 3.11+ (Debian or Ubuntu: \`${fix}\`; macOS: \`brew install python@3.12\`), then run "Pi Events: Install Server".`,
     fix,
   };
-}
-
-/** Whether a failed `python -m venv` said that ensurepip (python3-venv) is missing. */
-export function saysVenvMissing(stderr: string): boolean {
-  return /ensurepip is not available|python3?[\d.]*-venv|No module named (venv|ensurepip)/i.test(stderr);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Progress
-
-/** A short message for the progress notification from one line of pip's output, if any. */
-export function pipProgress(line: string): string | undefined {
-  const t = line.trim();
-  let m = /^Processing .*?(pi_event_search-[^\s/\\]+\.whl)/.exec(t);
-  if (m) return 'reading the bundled server wheel';
-  m = /^Collecting ([A-Za-z0-9_.-]+)/.exec(t);
-  if (m) return `resolving ${m[1]}`;
-  m = /^Downloading ([A-Za-z0-9_.-]+?)-\d[^\s]*\.whl/.exec(t) ?? /^Downloading .*\/([A-Za-z0-9_.-]+?)-\d[^\s/]*\.whl/.exec(t);
-  if (m) return `downloading ${m[1]}`;
-  if (/^Installing collected packages/.test(t)) return 'installing the packages';
-  if (/^Successfully installed/.test(t)) return 'installed';
-  return undefined;
 }

@@ -1,34 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  type InstallRecord,
-  type PythonProbe,
-  choosePython,
-  compareVersions,
-  parseProbe,
-  pipProgress,
-  saysVenvMissing,
-  updateAvailable,
-  venvDirName,
-  wheelVersion,
-} from '../../src/core/install';
+import { type InstallRecord, compareVersions, isInstallRecord, noPython, parseEvent, updateAvailable, wheelVersion } from '../../src/core/install';
 
-const record = (version: string): InstallRecord => ({
-  version,
-  wheel: `pi_event_search-${version}-py3-none-any.whl`,
-  sha256: 'x',
-  venv: `venv-${version}-1`,
-  basePython: '/usr/bin/python3',
-  pythonVersion: '3.11.2',
-  installedAt: '2026-01-01T00:00:00Z',
-});
-
-const py = (version: [number, number, number], venv = true, ensurepip = true): PythonProbe => ({
-  executable: `/usr/bin/python${version[0]}.${version[1]}`,
-  version,
-  venv,
-  ensurepip,
-});
+const record = (version: string): InstallRecord => ({ version, venv: `venv-${version}-1`, identity: 'wheel:x' });
 
 describe('versions', () => {
   it('reads the version from the wheel name', () => {
@@ -52,47 +26,26 @@ describe('versions', () => {
     assert.equal(updateAvailable(undefined, '0.2.0'), false);
     assert.equal(updateAvailable(record('0.1.0'), undefined), false);
   });
-  it('names each venv apart', () => {
-    assert.equal(venvDirName('0.1.0', new Date('2026-12-03T05:50:17.123Z')), 'venv-0.1.0-20261203055017');
-  });
 });
 
-describe('choosePython', () => {
-  it('takes the first recent interpreter that can make a venv', () => {
-    const c = choosePython([
-      { name: 'ext', probe: py([3, 10, 4]) },
-      { name: 'python3', probe: py([3, 12, 1]) },
-      { name: 'python3.13', probe: py([3, 13, 0]) },
-    ]);
-    assert.ok(c.ok && c.name === 'python3');
+describe('the bootstrap', () => {
+  it('reads its JSON lines and nothing else', () => {
+    assert.deepEqual(parseEvent('{"event": "step", "step": "pip", "message": "installing server 0.1.0"}'), {
+      event: 'step',
+      step: 'pip',
+      message: 'installing server 0.1.0',
+    });
+    assert.equal(parseEvent('Traceback (most recent call last):'), undefined);
+    assert.equal(parseEvent('{"no": "event"}'), undefined);
   });
-  it('says exactly how to get venv on Debian', () => {
-    const c = choosePython([{ name: 'python3', probe: py([3, 11, 2], true, false) }]);
-    assert.ok(!c.ok);
-    assert.equal(c.fix, 'sudo apt install python3.11-venv');
-    assert.match(c.message, /Python 3\.11\.2 \(\/usr\/bin\/python3\.11\) cannot create virtual environments/);
+  it('takes records of the bootstrap and of this extension before it', () => {
+    assert.ok(isInstallRecord({ version: '0.1.0', venv: 'venv-0.1.0-1', identity: 'wheel:x' }));
+    assert.ok(isInstallRecord({ version: '0.1.0', venv: 'venv-0.1.0-1', wheel: 'w.whl', sha256: 'x' }));
+    assert.equal(isInstallRecord({ venv: 'v' }), false);
   });
-  it('names what it found when everything is too old, or that nothing was found', () => {
-    const old = choosePython([{ name: 'python3', probe: py([3, 9, 2]) }]);
-    assert.ok(!old.ok && /needs Python 3\.11 or newer; found only 3\.9\.2/.test(old.message));
-    const none = choosePython([{ name: 'python3', probe: undefined }]);
-    assert.ok(!none.ok && /none was found \(tried python3\)/.test(none.message));
-  });
-  it('parses the probe and recognises a missing ensurepip after the fact', () => {
-    const p = parseProbe('{"executable": "/usr/bin/python3", "version": [3, 11, 2], "venv": true, "ensurepip": false}\n');
-    assert.deepEqual(p, { executable: '/usr/bin/python3', version: [3, 11, 2], venv: true, ensurepip: false });
-    assert.equal(parseProbe('garbage'), undefined);
-    assert.ok(saysVenvMissing('The virtual environment was not created successfully because ensurepip is not available.'));
-    assert.ok(!saysVenvMissing('Permission denied'));
-  });
-});
-
-describe('pipProgress', () => {
-  it('turns pip lines into short messages', () => {
-    assert.equal(pipProgress('Processing /ext/server-wheel/pi_event_search-0.1.0-py3-none-any.whl'), 'reading the bundled server wheel');
-    assert.equal(pipProgress('Collecting pygls<3,>=2.0 (from pi-event-search==0.1.0)'), 'resolving pygls');
-    assert.equal(pipProgress('  Downloading orjson-3.10.0-cp311-manylinux_2_17_x86_64.whl (140 kB)'), 'downloading orjson');
-    assert.equal(pipProgress('Installing collected packages: attrs, pygls'), 'installing the packages');
-    assert.equal(pipProgress('  Using cached attrs-25.1.0-py3-none-any.whl'), undefined);
+  it('says what to install when there is no Python to run it', () => {
+    const { message, fix } = noPython(['python3', 'python']);
+    assert.match(message, /Python 3\.11 or newer, and none was found \(tried python3, python\)/);
+    assert.equal(fix, 'sudo apt install python3 python3-venv');
   });
 });
