@@ -1,7 +1,8 @@
 """The extension installs its own server, in a real VS Code (code-server in headless Chromium, as
 tests/vscode/test_vscode_e2e.py): from a clean profile whose PATH has no pi-event-search and with
 no piEvents.serverCommand, the install offer is accepted with a click on its button, the server is
-installed into a venv in the extension's global storage from the wheel the .vsix carries, and the
+installed into a venv in the extension's global storage by the bootstrap the .vsix carries, from
+its wheelhouse alone (the package index is a closed local port), and the
 whole search / read / trace / hover flow of test_vscode_e2e.py then passes on it. The update test
 installs a .vsix whose wheel is one patch version newer over the same profile."""
 
@@ -19,6 +20,8 @@ from pathlib import Path
 import pytest
 from test_vscode_e2e import ARTIFACTS, REPO, VSIX, check_full_run, drive, running_code_server
 
+from support import closed_index_env
+
 pytestmark = pytest.mark.editor
 
 
@@ -35,7 +38,8 @@ def no_server_env() -> dict[str, str]:
     clean = path_without_server()
     assert shutil.which("pi-event-search", path=clean) is None
     python3 = shutil.which("python3", path=clean)
-    env = {"PATH": clean, "VIRTUAL_ENV": ""}
+    # No route to any package index: the .vsix's wheelhouse is all the install may use.
+    env = {"PATH": clean, "VIRTUAL_ENV": "", **closed_index_env()}
     if python3 and subprocess.run([python3, "-c", "import pi_event_search"], env={**os.environ, **env},
                                   capture_output=True).returncode == 0:
         pytest.skip(f"{python3} (python3 on PATH) has pi_event_search: cannot play a machine without one")
@@ -44,7 +48,7 @@ def no_server_env() -> dict[str, str]:
 
 def vsix_wheel_version() -> str:
     with zipfile.ZipFile(VSIX) as z:
-        wheels = [n for n in z.namelist() if n.startswith("extension/server-wheel/")]
+        wheels = [n for n in z.namelist() if n.startswith("extension/bootstrap/wheelhouse/pi_event_search-")]
     assert len(wheels) == 1, wheels
     return wheels[0].split("/")[-1].split("-")[1]
 
@@ -67,6 +71,7 @@ def test_installs_its_own_server_then_search_read_trace_hover(tmp_path: Path) ->
     storage = tmp / "cs" / "user" / "User" / "globalStorage" / "pi-event-search.pi-event-search" / "server"
     record = json.loads((storage / "installed.json").read_text())
     assert record["version"] == wheel_version and record["venv"] == out["install"]["venv"]
+    assert record["offline"] is True, record  # from the wheelhouse, with no index reachable
     venv_python = storage / record["venv"] / "bin" / "python"
     probe = subprocess.run([str(venv_python), "-c", "import pi_event_search, sys; print(sys.prefix)"],
                            capture_output=True, text=True)
@@ -101,9 +106,9 @@ def newer_vsix(work: Path) -> tuple[Path, str]:
     out = work / "newer.vsix"
     with zipfile.ZipFile(VSIX) as old, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as new:
         for item in old.infolist():
-            if not item.filename.startswith("extension/server-wheel/"):
+            if not item.filename.startswith("extension/bootstrap/wheelhouse/pi_event_search-"):
                 new.writestr(item, old.read(item.filename))
-        new.write(wheel, f"extension/server-wheel/{wheel.name}")
+        new.write(wheel, f"extension/bootstrap/wheelhouse/{wheel.name}")
     return out, newer
 
 
