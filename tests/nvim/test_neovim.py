@@ -496,17 +496,18 @@ def installed(world: World, install_env: dict[str, str], server_cmd: list[str]) 
 def test_install_then_search(world: World, installed: Run) -> None:
     out = ok(installed)
     f, bin_ = world.facts, out["venv_bin"]
-    data = Path(world.tmp / "install-data")
-    assert out["on_path"] == "" and bin_ == str(data / "nvim" / "pi-event-search" / "venv" / "bin"
-                                                 / "pi-event-search")
+    home = Path(world.tmp / "install-data") / "nvim" / "pi-event-search"
+    # The bootstrap's venv in the plugin's install home, named in its record.
+    record = json.loads((home / "installed.json").read_text())
+    assert out["on_path"] == "" and out["home"] == str(home)
     before = out["before"]
     assert before["resolved"] is None and before["clients"] == 0
     assert [n["msg"] for n in before["notes"]] == [
-        f"pi_events: no pi-event-search server: none installed in {Path(bin_).parent.parent} and none "
+        f"pi_events: no pi-event-search server: none installed in {home} and none "
         "on PATH. Run :PiEvents install (see :checkhealth pi_events)"]
     health = "\n".join(out["health_before"])
     assert "ERROR server not found: no pi-event-search server" in health
-    assert f":PiEvents install puts the server into {Path(bin_).parent.parent}" in health
+    assert f":PiEvents install puts the server into {home}" in health
     no_python = out["no_python"]
     assert no_python["ok"] is False and no_python["message"] == (
         "/nonexistent/python3 not found: install Python 3.11 or newer (Debian/Ubuntu: sudo apt install "
@@ -516,6 +517,7 @@ def test_install_then_search(world: World, installed: Run) -> None:
     assert out["returned"] == {"value": None, "running": True, "installed_yet": False}
     assert out["ticks"] > 0
     result = out["result"]
+    assert bin_.startswith(f"{home}/venv-") and bin_.endswith("/bin/pi-event-search"), bin_
     assert result["ok"] is True and result["version"] == project_version() and result["path"] == bin_
     assert result["message"] == f"installed pi-event-search {project_version()}: {bin_}"
     assert out["after"] == {"resolved": {"cmd": [bin_, "serve"], "path": bin_, "how": "installed"},
@@ -529,17 +531,24 @@ def test_install_then_search(world: World, installed: Run) -> None:
             f"command: {bin_} serve") in health, health
     assert f"OK server running: pi-event-search {project_version()}" in health
     assert out["log_exists"] is True
-    assert out["upgrade"] == {"ok": True, "restarted": True, "old_stopped": True,
-                              "notes_attached": True, "clients": 1}
+    current = out["current"]
+    assert current["ok"] is True and current["installed"] is False, current
+    assert current["message"] == f"pi-event-search {project_version()} is installed and current: {bin_}"
+    assert out["current_same_client"] is True
+    upgraded = out["upgrade"]["path"]
+    assert upgraded == str(home / record["venv"] / "bin" / "pi-event-search") != bin_, (upgraded, record)
+    assert {k: v for k, v in out["upgrade"].items() if k != "path"} == {
+        "ok": True, "restarted": True, "old_stopped": True, "notes_attached": True, "clients": 1}
     assert out["upgrade_hits"] == out["select"]["refs"]
     bad = out["bad_source"]
-    assert bad["ok"] is False and bad["message"].startswith("pip exited with 1:\n"), bad
-    assert "no-such-checkout" in bad["message"]
-    assert out["kept"] == {"resolved": out["after"]["resolved"], "version": project_version()}
+    assert bad["ok"] is False and bad["message"].endswith("no-such-checkout: no such wheel or checkout"), bad
+    assert out["kept"] == {"resolved": {"cmd": [upgraded, "serve"], "path": upgraded, "how": "installed"},
+                           "version": project_version()}
     notes = [n["msg"] for n in out["notifications"]]
     assert any(n.startswith(f"pi_events: installing pi-event-search from the plugin's checkout {REPO} (")
                for n in notes), notes
-    assert any(re.match(r"pi_events: pip: installing .*pi-event-search", n) for n in notes), notes
+    assert any(re.match(r"pi_events: installing server .*: installing packages \.\.\.", n)
+               for n in notes), notes
     print(f"\n:PiEvents install took {result['seconds']:.1f} s (script {installed.seconds:.1f} s)")
 
 
@@ -559,22 +568,23 @@ def test_install_then_telescope(world: World, installed: Run, install_env: dict[
 @needs_nvim
 def test_install_command_headless_upgrades(world: World, installed: Run,
                                            install_env: dict[str, str]) -> None:
-    """`:PiEvents install` without a UI (lazy.nvim's build step under `nvim --headless`) runs to the
-    end before Neovim quits; a second install upgrades the same venv in place."""
+    """`:PiEvents install force` without a UI (lazy.nvim's build step under `nvim --headless`) runs
+    to the end before Neovim quits, into a new venv that the record then names."""
     ok(installed)
-    bin_ = Path(installed.out["venv_bin"])
-    before = bin_.stat().st_mtime_ns
+    home = Path(installed.out["home"])
     proc = subprocess.run(
         [NVIM or "nvim", "--headless", "--clean", "--cmd", f"set rtp^={PLUGIN}",
-         "-c", "PiEvents install", "-c", "qa!"],
+         "-c", "PiEvents install force", "-c", "qa!"],
         cwd=world.proj, env=install_env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     said = proc.stdout + proc.stderr
+    record = json.loads((home / "installed.json").read_text())
+    bin_ = home / record["venv"] / "bin" / "pi-event-search"
+    assert str(bin_) not in (installed.out["venv_bin"], installed.out["upgrade"]["path"])
     assert f"pi_events: installed pi-event-search {project_version()}: {bin_}" in said, said[-3000:]
     # progress arrives while pip runs, not after the end
-    assert -1 < said.find("pi_events: pip: installing") < said.find("pi_events: installed"), said[-3000:]
-    assert bin_.stat().st_mtime_ns > before
+    assert -1 < said.find("pi_events: installing server") < said.find("pi_events: installed"), said[-3000:]
     version = subprocess.run([str(bin_), "--version"], capture_output=True, text=True, timeout=60)
     assert version.stdout.strip() == project_version()
 
@@ -597,7 +607,7 @@ def test_outdated_install_is_reported_and_upgraded(world: World, installed: Run,
 
     out = ok(run_script("outdated", world, None, env=install_env, timeout=INSTALL_TIMEOUT + 60,
                         old_source=str(old)))
-    bin_ = installed.out["venv_bin"]
+    bin_ = out["old_bin"]
     assert out["old_install"]["ok"] is True and out["old_install"]["version"] == "0.0.1"
     assert out["old_server_version"] == "0.0.1"
     hint = (f"the installed server is pi-event-search 0.0.1, older than this plugin's {current}: "
@@ -610,4 +620,5 @@ def test_outdated_install_is_reported_and_upgraded(world: World, installed: Run,
     assert out["new_server_version"] == current
     assert out["warnings_after"] == 1
     health = "\n".join(out["health_new"])
-    assert f"version {current}; command: {bin_} serve" in health and "WARNING" not in health, health
+    assert out["new_bin"] != bin_
+    assert f"version {current}; command: {out['new_bin']} serve" in health and "WARNING" not in health, health

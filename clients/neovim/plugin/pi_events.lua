@@ -45,9 +45,14 @@ local subcommands = {
   blame = calls("pi_events.file", "blame"),
   reindex = calls("pi_events", "reindex"),
   restart = calls("pi_events", "restart"),
-  -- Asynchronous in a UI; synchronous headless (lazy.nvim's `build`) or with "sync".
+  -- Asynchronous in a UI; synchronous headless (lazy.nvim's `build`) or with "sync"; "force"
+  -- reinstalls a server that is current.
   install = function(args)
-    require("pi_events.install").run({ sync = args == "sync" or nil })
+    local words = vim.split(args, "%s+", { trimempty = true })
+    require("pi_events.install").run({
+      sync = vim.list_contains(words, "sync") or nil,
+      force = vim.list_contains(words, "force"),
+    })
   end,
 }
 
@@ -63,7 +68,7 @@ end, {
   nargs = "*",
   desc = "Pi events: search [query] | read [ref] | trace [ref] | open [ref] | file | blame | status"
     .. " | reindex | restart"
-    .. " | install [sync]",
+    .. " | install [sync] [force]",
   complete = function(arglead, cmdline)
     if cmdline:match("^%s*%S+%s+%S+%s") then
       return {}

@@ -17,7 +17,7 @@ H.run(function()
   local server = require("pi_events.server")
   local install = require("pi_events.install")
   H.put("on_path", vim.fn.exepath("pi-event-search"))
-  H.put("venv_bin", server.venv_bin(server.exe))
+  H.put("home", server.install_home())
   vim.cmd.edit(vim.fn.fnameescape(F.notes))
   require("pi_events").setup({})
   H.put("before", {
@@ -65,6 +65,7 @@ H.run(function()
   H.put("result", result or vim.NIL)
   H.put("ticks", ticks)
   H.put("after", { resolved = server.resolve() or vim.NIL, running = install.running() })
+  H.put("venv_bin", server.venv_bin(server.exe))
 
   -- The notes buffer found no server at setup; after the install it has one.
   local c = H.client()
@@ -93,10 +94,15 @@ H.run(function()
   H.put("health_after", checkhealth())
   H.put("log_exists", vim.uv.fs_stat(install.log_path()) ~= nil)
 
-  -- Again: an upgrade in place; the running server restarts on it, buffers stay attached.
+  -- Again, nothing changed: the installed server is current, nothing restarts.
+  H.put("current", install.run({ sync = true }) or vim.NIL)
+  H.put("current_same_client", H.client().id == c.id)
+
+  -- Forced: a new venv; the running server restarts on it, buffers stay attached.
   local again
   require("pi_events").install({
     sync = false,
+    force = true,
     on_done = function(r)
       again = r
     end,
@@ -111,6 +117,7 @@ H.run(function()
   local c2 = H.client()
   H.put("upgrade", {
     ok = again and again.ok or vim.NIL,
+    path = again and again.path or vim.NIL,
     restarted = c2.id ~= c.id,
     old_stopped = vim.lsp.get_client_by_id(c.id) == nil,
     notes_attached = vim.lsp.buf_is_attached(vim.fn.bufnr(F.notes), c2.id),

@@ -29,6 +29,7 @@ H.run(function()
   opts.package = H.case.old_source
   H.put("old_install", install.run({ sync = true }) or vim.NIL)
   opts.package = nil
+  H.put("old_bin", require("pi_events.server").venv_bin("pi-event-search"))
 
   vim.cmd.edit(vim.fn.fnameescape(H.case.facts.notes))
   require("pi_events").setup({})
@@ -46,6 +47,7 @@ H.run(function()
   H.put("sync_done", done)
   local c2 = H.client()
   H.put("new_server_version", (c2.server_info or {}).version or vim.NIL)
+  H.put("new_bin", require("pi_events.server").venv_bin("pi-event-search"))
   vim.wait(500)
   H.put("warnings_after", #said("pi_events: the installed server"))
   H.put("health_new", checkhealth())

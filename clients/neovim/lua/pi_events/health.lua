@@ -32,10 +32,10 @@ local function install_advice()
   local server = require("pi_events.server")
   local co = server.checkout()
   local from = co and ("from this plugin's checkout %s (version %s)"):format(co.root, co.version or "?")
-    or "from PyPI (pi-event-search)"
+    or "(needs the plugin's repository checkout, which holds the installer)"
   return {
     (":PiEvents install puts the server into %s, %s; running it again upgrades"):format(
-      server.venv_dir(),
+      server.install_home(),
       from
     ),
     "or put pi-event-search on PATH (pipx install pi-event-search),"

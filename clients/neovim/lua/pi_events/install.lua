@@ -1,10 +1,10 @@
 --- `:PiEvents install`: put the server into a private virtual environment in
---- stdpath("data")/pi-event-search/venv, from this plugin's own checkout (or the
---- `install.package` requirement), without blocking the editor. Running it again upgrades.
+--- stdpath("data")/pi-event-search, from this plugin's own checkout (or the `install.package`
+--- requirement), without blocking the editor. Running it again installs what changed since.
 ---
---- Steps: check the Python interpreter, create the venv, `pip install --upgrade <source>`, ask the
---- installed server its version. Each runs with vim.system, chained through callbacks; with
---- `sync` (lazy.nvim build steps, headless Neovim) the same chain waits for each step.
+--- The work is the project's one bootstrap (server/pi_event_search/bootstrap.py), run with
+--- vim.system; its JSON-lines progress becomes notifications, its stderr (pip) goes to the log.
+--- With `sync` (lazy.nvim build steps, headless Neovim) the same run is waited for.
 
 local config = require("pi_events.config")
 local server = require("pi_events.server")
@@ -19,10 +19,12 @@ M.timeout = 10 * 60 * 1000
 ---@field message string
 ---@field version string|nil  installed server version
 ---@field path string|nil     installed server executable
+---@field installed boolean|nil  false when the installed server was current already
 ---@field seconds number
 
 ---@class pi_events.InstallOpts
 ---@field sync boolean|nil  wait for the end; default: when no UI is attached (headless, lazy.nvim)
+---@field force boolean|nil reinstall even when the installed server is current
 ---@field on_done fun(result: pi_events.InstallResult)|nil
 
 local running = false
@@ -135,121 +137,70 @@ local function exec(sync, cmd, on_exit, on_line)
   end
 end
 
---- pip's progress worth showing: what it is about to install.
+--- A bootstrap event's message worth showing (its steps, or the wait for another install).
 ---@param line string
-local function pip_progress(line)
-  local packages = line:match("^Installing collected packages: (.+)$")
-  if packages then
-    notify("pip: installing " .. packages .. " ...")
+local function progress(line)
+  local ok, event = pcall(vim.json.decode, line)
+  if ok and type(event) == "table" and (event.event == "step" or event.event == "waiting") then
+    notify(event.message .. " ...")
   end
 end
 
---- What to install: the install.package option, else the checkout, else the PyPI name.
----@return string source
----@return string description
-local function source()
-  local pkg = config.options.install.package
-  if pkg then
-    return pkg, pkg
-  end
-  local co = server.checkout()
-  if co then
-    return co.root, ("the plugin's checkout %s (%s)"):format(co.root, co.version or "?")
-  end
-  return server.exe, "PyPI (pi-event-search)"
+--- The bootstrap's last JSON line: its result.
+---@param stdout string|nil
+---@return table|nil
+local function last_event(stdout)
+  local lines = vim.split(vim.trim(stdout or ""), "\n")
+  local ok, event = pcall(vim.json.decode, lines[#lines] or "")
+  return ok and type(event) == "table" and event or nil
 end
 
-local PY_CHECK = "import sys; print('%d.%d' % sys.version_info[:2]); import ensurepip, venv"
+---@alias pi_events.Finish fun(ok: boolean, msg: string, version: string|nil, path: string|nil,
+---  installed: boolean|nil)
 
----@alias pi_events.Finish fun(ok: boolean, msg: string, version: string|nil)
----@alias pi_events.OnExit fun(res: vim.SystemCompleted)
----@alias pi_events.Step fun(cmd: string[], on_exit: pi_events.OnExit, on_line: fun(line: string)|nil)
-
---- Whether `python` can create the venv; calls `next` when it can, else `finish` with the reason.
----@param step pi_events.Step
----@param python string
+--- Runs the project's one bootstrap (server/pi_event_search/bootstrap.py of the checkout): it
+--- finds Python 3.11+, makes the venv, installs, keeps the record and the lock. This module is
+--- only its Neovim face: notifications, the log, the result.
+---@param sync boolean
+---@param force boolean
 ---@param finish pi_events.Finish
----@param next fun()
-local function check_python(step, python, finish, next)
+local function steps(sync, force, finish)
+  local python, pkg = config.options.install.python, config.options.install.package
+  local bootstrap = server.bootstrap()
   if vim.fn.exepath(python) == "" then
     local msg = "%s not found: install Python 3.11 or newer (Debian/Ubuntu: sudo apt install "
       .. "python3 python3-venv), or set install.python"
     return finish(false, msg:format(python))
   end
-  step({ python, "-c", PY_CHECK }, function(res)
-    local version = (res.stdout or ""):match("^(%d+%.%d+)")
-    if version and server.older(version, "3.11") then
-      local msg = "pi-event-search needs Python 3.11 or newer; %s is %s: set install.python"
-      return finish(false, msg:format(python, version))
-    elseif res.code ~= 0 and (res.stderr or ""):match("No module named '?ensurepip") then
-      local msg = "%s cannot create virtual environments (no venv/ensurepip module): "
-        .. "sudo apt install python3-venv"
-      return finish(false, msg:format(python))
-    elseif res.code ~= 0 then
-      return finish(false, ("%s does not run:\n%s"):format(python, tail(res.stderr, 6)))
+  if not bootstrap then
+    return finish(
+      false,
+      "this copy of the plugin is not in a checkout of the pi-event-search repository, "
+        .. "which holds its installer: put pi-event-search on PATH or set the cmd option"
+    )
+  end
+  local co = server.checkout() or {}
+  local what = pkg or ("the plugin's checkout %s (%s)"):format(co.root, co.version or "?")
+  notify(("installing pi-event-search from %s into %s ..."):format(what, server.install_home()))
+  local cmd = { python, bootstrap, "--home", server.install_home(), "--python", python }
+  if pkg then
+    vim.list_extend(cmd, { "--from", pkg })
+  end
+  if force then
+    table.insert(cmd, "--force")
+  end
+  exec(sync, cmd, function(res)
+    local event = last_event(res.stdout)
+    if not event then
+      return finish(false, ("the installer exited with %d:\n%s"):format(res.code, tail(res.stderr, 8)))
+    elseif event.event == "error" then
+      return finish(false, event.message .. (event.fix ~= "" and ("\nfix: " .. event.fix) or ""))
     end
-    next()
-  end)
-end
-
----@param sync boolean
----@param finish pi_events.Finish
-local function steps(sync, finish)
-  local venv, python = server.venv_dir(), config.options.install.python
-  local vpy, bin = server.venv_bin("python"), server.venv_bin(server.exe)
-  local src, what = source()
-
-  ---@type pi_events.Step
-  local function step(cmd, on_exit, on_line)
-    exec(sync, cmd, function(res)
-      local ok, err = pcall(on_exit, res)
-      if not ok then
-        finish(false, "internal error: " .. tostring(err))
-      end
-    end, on_line)
-  end
-
-  local function verify()
-    step({ bin, "--version" }, function(res)
-      local version = vim.trim(res.stdout or "")
-      if res.code ~= 0 or version == "" then
-        return finish(false, "the installed server does not run: " .. tail(res.stderr, 5))
-      end
-      finish(true, ("installed pi-event-search %s: %s"):format(version, bin), version)
-    end)
-  end
-
-  local function pip()
-    notify(("installing pi-event-search from %s into %s (pip) ..."):format(what, venv))
-    step({ vpy, "-m", "pip", "install", "--upgrade", src }, function(res)
-      if res.code ~= 0 then
-        return finish(false, ("pip exited with %d:\n%s"):format(res.code, tail(res.stderr, 12)))
-      end
-      verify()
-    end, pip_progress)
-  end
-
-  local function create()
-    notify("creating the virtual environment " .. venv .. " ...")
-    local cmd = { python, "-m", "venv", venv }
-    if vim.uv.fs_stat(venv) then
-      table.insert(cmd, 4, "--clear") -- a venv whose interpreter no longer runs
-    end
-    step(cmd, function(res)
-      if res.code ~= 0 then
-        local hint = (res.stderr or ""):match("ensurepip")
-            and " (Debian/Ubuntu: sudo apt install python3-venv)"
-          or ""
-        return finish(false, ("%s -m venv failed%s:\n%s"):format(python, hint, tail(res.stderr, 6)))
-      end
-      pip()
-    end)
-  end
-
-  if vim.fn.executable(vpy) == 1 then
-    return pip()
-  end
-  check_python(step, python, finish, create)
+    local version = event.record and event.record.version or nil
+    local msg = event.installed and "installed pi-event-search %s: %s"
+      or "pi-event-search %s is installed and current: %s"
+    finish(true, msg:format(version or "?", event.server), version, event.server, event.installed)
+  end, progress)
 end
 
 --- Install (or upgrade) the server. Returns the result when synchronous, else nil (the result
@@ -273,14 +224,16 @@ function M.run(opts)
     os.remove(M.log_path()) -- the log keeps recent runs only
   end
   append_log(M.log_path(), ("\n== %s :PiEvents install\n"):format(os.date("%Y-%m-%d %H:%M:%S")))
-  steps(sync, function(ok, msg, version)
+  steps(sync, opts.force == true, function(ok, msg, version, path, installed)
     running = false
     local seconds = (vim.uv.hrtime() - started) / 1e9
-    local path = ok and server.venv_bin(server.exe) or nil
     result = { ok = ok, message = msg, version = version, path = path, seconds = seconds }
+    result.installed = installed
     if ok then
       notify(("%s (%.1f s)"):format(msg, seconds))
-      require("pi_events").after_install()
+      if installed then
+        require("pi_events").after_install()
+      end
     else
       notify(("install failed: %s\nfull log: %s"):format(msg, M.log_path()), vim.log.levels.ERROR)
     end

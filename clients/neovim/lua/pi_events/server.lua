@@ -1,7 +1,7 @@
 --- Which pi-event-search server the plugin runs, and which version it is.
 ---
 --- Discovery order: the `cmd` option, else the private virtual environment that
---- `:PiEvents install` fills (stdpath("data")/pi-event-search/venv), else `pi-event-search` on
+--- `:PiEvents install` fills (in stdpath("data")/pi-event-search), else `pi-event-search` on
 --- PATH. It also knows the plugin's own repository checkout (the install source) and its version,
 --- so an installed server older than the plugin can be reported.
 
@@ -27,9 +27,26 @@ M.describe = {
   path = "found on PATH",
 }
 
+--- Where `:PiEvents install` keeps its venvs and their record (the bootstrap's --home).
+---@return string
+function M.install_home()
+  return vim.fs.joinpath(vim.fn.stdpath("data") --[[@as string]], "pi-event-search")
+end
+
+--- The installed venv: the one the bootstrap's record names, else the venv of the plugin's
+--- installs before the bootstrap (home/venv), which keeps working until the next install.
 ---@return string
 function M.venv_dir()
-  return vim.fs.joinpath(vim.fn.stdpath("data") --[[@as string]], "pi-event-search", "venv")
+  local home = M.install_home()
+  local fh = io.open(vim.fs.joinpath(home, "installed.json"), "r")
+  if fh then
+    local ok, record = pcall(vim.json.decode, fh:read("*a"))
+    fh:close()
+    if ok and type(record) == "table" and type(record.venv) == "string" then
+      return vim.fs.joinpath(home, record.venv)
+    end
+  end
+  return vim.fs.joinpath(home, "venv")
 end
 
 --- An executable of the private venv ("pi-event-search" or "python").
@@ -67,6 +84,14 @@ function M.checkout()
   return checkout_cache or nil
 end
 
+--- The project's one installer, in the checkout this plugin runs from (nil when copied alone).
+---@return string|nil
+function M.bootstrap()
+  local co = M.checkout()
+  local file = co and vim.fs.joinpath(co.root, "server", "pi_event_search", "bootstrap.py")
+  return file and vim.uv.fs_stat(file) and file or nil
+end
+
 --- The server to run, or nil and why not.
 ---@param cfg pi_events.Config|nil
 ---@return pi_events.Server|nil
@@ -88,7 +113,7 @@ function M.resolve(cfg)
   if path ~= "" then
     return { cmd = { path, "serve" }, path = path, how = "path" }
   end
-  return nil, ("no pi-event-search server: none installed in %s and none on PATH"):format(M.venv_dir())
+  return nil, ("no pi-event-search server: none installed in %s and none on PATH"):format(M.install_home())
 end
 
 --- Whether "no server" was reported already (once, not on every buffer); an install resets it.
