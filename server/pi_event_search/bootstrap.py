@@ -338,7 +338,8 @@ def install(home: Path, source: Source, python: Python, wheelhouse: Path | None)
         except (subprocess.CalledProcessError, IndexError, OSError) as err:
             raise Failure("verify-failed", f"the installed server does not run: {err}") from err
         record = {
-            "version": version,
+            # The package's version (what pip installed) when known; a requirement's from the server.
+            "version": source.version or version,
             "identity": source.identity,
             "source": source.path,
             "venv": name,
