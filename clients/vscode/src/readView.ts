@@ -7,6 +7,7 @@ import { METHODS, type ReadParams, type ReadResult } from './core/protocol';
 import { DEFAULT_LENGTH, MAX_LENGTH, type Order, type ReadTarget, parseReadUri, readUriString } from './core/readUri';
 import { type EventRef, SCHEME, findRefs, formatRef, parseRef } from './core/refs';
 import { hasMore, readMarkdown, stepTarget } from './core/render';
+import { ReadPanel } from './readPanel';
 import { announceStep } from './steps';
 import { type Server } from './server';
 
@@ -30,9 +31,16 @@ export class ReadView implements vscode.TextDocumentContentProvider, vscode.Docu
   private readonly results = new Map<string, ReadResult>();
   private readonly disposables: vscode.Disposable[] = [];
   readonly onDidChange = this.changed.event;
+  /** The rendered view (a webview); the Markdown document stays one button away. */
+  readonly panel: ReadPanel;
 
   constructor(private readonly server: Server) {
+    this.panel = new ReadPanel(server, {
+      openMarkdown: (target) => this.showMarkdown(target),
+      revealSource: (uri, line) => openSourceLine(uri, line),
+    });
     this.disposables.push(
+      this.panel,
       vscode.workspace.registerTextDocumentContentProvider(SCHEME, this),
       vscode.languages.registerDocumentLinkProvider({ scheme: SCHEME }, this),
       vscode.workspace.onDidCloseTextDocument((d) => {
@@ -89,7 +97,16 @@ export class ReadView implements vscode.TextDocumentContentProvider, vscode.Docu
       void vscode.window.showErrorMessage(`Pi Events: not an event reference: ${typeof ref === 'string' ? ref : formatRef(ref)}`);
       return undefined;
     }
-    const uri = readUri({ ref: parsed, order });
+    if (vscode.workspace.getConfiguration('piEvents').get<string>('read.view') !== 'markdown') {
+      await this.panel.show({ ref: parsed, order });
+      return undefined;
+    }
+    return this.showMarkdown({ ref: parsed, order }, options);
+  }
+
+  /** The event's Markdown document in a text editor. */
+  async showMarkdown(target: ReadTarget, options: vscode.TextDocumentShowOptions = {}): Promise<vscode.TextEditor> {
+    const uri = readUri(target);
     let doc = await vscode.workspace.openTextDocument(uri);
     if (doc.languageId !== 'markdown') doc = await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
     const editor = await vscode.window.showTextDocument(doc, { preview: true, ...options });
@@ -99,6 +116,7 @@ export class ReadView implements vscode.TextDocumentContentProvider, vscode.Docu
 
   /** Steps to the previous/next event of the active read view in `order`. */
   async step(direction: 'previous' | 'next', order: Order): Promise<void> {
+    if (this.panel.activeTarget()) return this.panel.step(direction, order);
     const uri = vscode.window.activeTextEditor?.document.uri;
     const target = uri && targetOf(uri);
     if (!uri || !target) {

@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ReadResult } from '../../src/core/protocol';
+import { esc, isReadMessage, readHtml } from '../../src/core/readHtml';
+import { NOW, S } from './fixtures';
+
+const HOSTILE = '</code></pre><script>alert(1)</script><img src=x onerror="alert(2)">';
+
+const READ: ReadResult = {
+  event: {
+    ref: `pi-event:${S}/5e6f7081`,
+    sessionId: S,
+    entryId: '5e6f7081',
+    entryType: 'message',
+    role: 'toolResult',
+    toolName: 'bash',
+    kinds: ['tool.result'],
+    timestamp: '2026-05-01T10:00:09.020Z',
+    isError: true,
+    cwd: '/home/u/proj',
+    sessionName: `name ${HOSTILE}`,
+  },
+  source: { path: '/s/x.jsonl', uri: 'file:///s/x.jsonl', line: 6, byteOffset: 2210 },
+  fragments: [{ fragmentId: 'tool.result:0', kind: 'tool.result', text: `out ${HOSTILE}`, offset: 0, length: 4000, totalLength: 9000, truncated: true }],
+  omitted: [],
+  neighbours: {
+    order: 'append',
+    before: [{ ref: `pi-event:${S}/4d5e6f70`, sessionId: S, entryId: '4d5e6f70', kind: 'tool.call', preview: `npm ${HOSTILE}`, timestamp: '2026-05-01T10:00:08Z' }],
+    after: [],
+  },
+};
+
+describe('readHtml', () => {
+  const html = readHtml(READ, { now: NOW, nonce: 'N0NCE', cspSource: 'vscode-resource:' });
+  it('escapes every recorded string', () => {
+    assert.equal(html.includes('<script>alert'), false);
+    assert.equal(/<img/i.test(html), false);
+    assert.match(html, /out &lt;\/code&gt;&lt;\/pre&gt;&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
+    assert.match(html, /name &lt;\/code&gt;/);
+  });
+  it('runs only its own nonce\'d script, under a CSP that forbids the rest, with no inline handlers', () => {
+    assert.match(html, /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; [^"]*script-src 'nonce-N0NCE';">/);
+    assert.deepEqual(html.match(/<script[^>]*>/g), ['<script nonce="N0NCE">']);
+    const tags = html.match(/<[a-z][^>]*>/gi) ?? [];
+    assert.deepEqual(tags.filter((t) => /\son[a-z]+=/i.test(t)), []);
+    assert.equal(html.includes('command:'), false);
+  });
+  it('is a page: a heading, facts, fragments in monospace, neighbours as links, previous/next', () => {
+    assert.match(html, /<h1>Tool result: bash \(error\)<\/h1>/);
+    assert.match(html, /<h2 id="content">Content<\/h2>/);
+    assert.match(html, /<pre tabindex="0" aria-label="tool.result:0"><code>out /);
+    assert.match(html, new RegExp(`<a href="#" data-ref="pi-event:${S}/4d5e6f70" data-order="append">`));
+    assert.match(html, /<button type="button" id="previous" data-step="previous" data-order="append" aria-keyshortcuts="Alt\+ArrowUp"/);
+    assert.match(html, /id="next"[^>]* disabled>Next/);
+    assert.match(html, /data-action="more">Show more/);
+    assert.match(html, /data-action="source" title="Open the JSONL line">\/s\/x.jsonl:6<\/a>/);
+  });
+  it('accepts only the messages the page sends', () => {
+    assert.ok(isReadMessage({ type: 'open', ref: 'pi-event:a/b', order: 'branch' }));
+    assert.ok(isReadMessage({ type: 'step', direction: 'next', order: 'append' }));
+    assert.ok(isReadMessage({ type: 'action', action: 'trace' }));
+    assert.equal(isReadMessage({ type: 'action', action: 'rm -rf' }), false);
+    assert.equal(isReadMessage({ type: 'open', ref: 'x', order: 'sideways' }), false);
+    assert.equal(esc(`a"b'c&`), 'a&quot;b&#39;c&amp;');
+  });
+});
