@@ -164,6 +164,9 @@ def running_code_server(tmp_path: Path, tag: str = "", env_overrides: dict[str, 
         "piEvents.indexPath": str(tmp_path / "index.sqlite3"),
         "piEvents.search.pageSize": 3,  # so that paging is exercised
         "piEvents.trace.server": "verbose",  # the LSP traffic, in the Pi Events log
+        # These drives read the Markdown document; the rendered page has its own test
+        # (test_vscode_read_view_e2e.py).
+        "piEvents.read.view": "markdown",
         **overrides,
     }
     settings = {k: v for k, v in settings.items() if v is not None}

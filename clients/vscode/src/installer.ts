@@ -91,7 +91,10 @@ export class Installer implements vscode.Disposable {
   cleanUp(): void {
     const wheel = this.bundledWheel();
     if (!wheel || !this.record()) return;
-    void this.bootstrap(wheel, ['--prune'], () => undefined);
+    void this.bootstrap(wheel, ['--prune'], () => undefined).then(
+      (done) => announceStep('pruned', { venv: done.record?.venv }),
+      (err: unknown) => this.log.warn(`could not remove old server environments: ${String(err)}`),
+    );
   }
 
   /** Asks first; resolves true once the server is installed. */

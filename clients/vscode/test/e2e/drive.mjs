@@ -128,6 +128,8 @@ try {
     out.install = done;
     out.installClickToDone = Date.now() - clicked;
     out.afterUpdate = await until('the restarted server', async () => logEvents('serverStarted').slice(-1)[0]?.time > clicked && (await statusBarTexts(page)).find((t) => /Pi Events: [\d.]+k? sessions/.test(t)), 60000);
+    // The old environment goes once the new server runs (the bootstrap's --prune).
+    out.pruned = await until('the old environment removed', async () => logEvents('pruned').find((e) => e.time > clicked), 60000);
   }
   if (cfg.stopAfterReady) break flow;
 

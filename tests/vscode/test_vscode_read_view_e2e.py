@@ -1,0 +1,74 @@
+"""The rendered read view in a real VS Code (code-server in headless Chromium, as
+tests/vscode/test_vscode_e2e.py), driven by clients/vscode/test/e2e/drive-read-view.mjs: the page's
+DOM inside the webview's iframes has the event's heading, facts and content, landmarks and a
+focus order for screen readers, theme colours, only its own script under a strict CSP; a
+neighbour's link opens that event's page, Alt+Up and the Next button step through them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_vscode_e2e import ARTIFACTS, EXT, running_code_server
+
+pytestmark = pytest.mark.editor
+DRIVER = EXT / "test" / "e2e" / "drive-read-view.mjs"
+
+
+def test_rendered_read_view(tmp_path: Path) -> None:
+    with running_code_server(tmp_path, "-read-view", **{"piEvents.read.view": "rendered"}) as (fx, url, tmp):
+        b = fx.b
+        ref, before, after = (f"pi-event:{b.session_id}/{b.ids[i]}" for i in (2, 1, 3))
+        config = {
+            "url": url, "chromium": shutil.which("chromium") or shutil.which("chromium-browser"),
+            "shots": str(ARTIFACTS), "screenshot": str(ARTIFACTS / "read-view-page.png"),
+            "result": str(tmp / "read-view-result.json"), "log": str(tmp / "e2e.jsonl"), "ref": ref,
+        }
+        (tmp / "read-view-config.json").write_text(json.dumps(config))
+        run = subprocess.run(["node", str(DRIVER), str(tmp / "read-view-config.json")], cwd=EXT,
+                             capture_output=True, text=True, timeout=240)
+        assert (tmp / "read-view-result.json").exists(), run.stdout[-3000:] + run.stderr[-3000:]
+        out = json.loads((tmp / "read-view-result.json").read_text())
+    (ARTIFACTS / "read-view-result.json").write_text(json.dumps(out, indent=1))
+    assert not out["errors"], "\n".join(out["errors"]) + f"\nscreenshots: {ARTIFACTS}"
+
+    first = out["first"]
+    # A page, not Markdown source: the event's heading, its facts, its content in monospace.
+    assert first["headings"][0] == "h1 Tool result: bash", first["headings"]
+    assert first["headings"][1:] == ["h2 Content", "h3 tool.result:0", "h2 Neighbours (append order)",
+                                     "h3 Before", "h3 After"], first["headings"]
+    assert first["ref"] == ref and first["title"] == "Tool result: bash" and first["lang"] == "en"
+    assert first["facts"]["Session"].endswith(b.session_id)
+    assert first["facts"]["Source"].endswith(".jsonl:4"), first["facts"]
+    assert first["fragments"][0]["text"] == "src/websocket/client.ts:42: reconnect()"
+    assert first["fragments"][0]["focusable"] is True, first["fragments"]
+    assert "mono" in first["fragments"][0]["font"].lower(), first["fragments"]  # the editor's font
+    assert "**" not in json.dumps(first) and "## Content" not in json.dumps(first)
+    # Landmarks, labelled buttons with their keys, and a focus order that starts at the buttons.
+    assert first["landmarks"][:3] == ["nav:Event", "main", "header"], first["landmarks"]
+    buttons = {b_["label"]: b_ for b_ in first["buttons"]}
+    assert buttons["↑ Previous"]["keys"] == "Alt+ArrowUp" and not buttons["↑ Previous"]["disabled"]
+    assert buttons["Next ↓"]["keys"] == "Alt+ArrowDown" and not buttons["Next ↓"]["disabled"]
+    assert {"Trace", "Copy reference", "Markdown source"} <= set(buttons)
+    assert first["tabOrder"][:2] == ["previous", "next"], first["tabOrder"]
+    # The neighbours are links to their own views.
+    links = [(link["ref"], link["list"]) for link in first["links"]]
+    assert links == [(before, "n-before"), (after, "n-after")], links
+    # Theme colours: the page paints with VS Code's variables.
+    colours = first["colours"]
+    assert colours["themeBackground"] and colours["themeLink"], colours
+    # Recorded text is untrusted: only the page's own nonce'd script, a CSP that forbids the rest.
+    assert first["csp"].startswith("default-src 'none';") and "script-src 'nonce-" in first["csp"]
+    assert first["scripts"] == [{"nonce": True, "src": None}] and first["inlineHandlers"] == []
+
+    # The neighbour's link opened its page; Alt+Up came back; Next went forward again.
+    assert out["linkRead"]["ref"] == after and out["second"]["ref"] == after
+    assert out["second"]["headings"][0] == "h1 Assistant message"
+    assert out["keyRead"]["ref"] == ref and out["third"]["ref"] == ref
+    assert out["buttonRead"]["ref"] == after
+    assert "Event" in (out["tab"] or ""), out["tab"]
+    for name in ("read-view", "read-view-next"):
+        assert (ARTIFACTS / f"{name}.png").exists(), name
