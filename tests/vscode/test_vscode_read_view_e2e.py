@@ -18,6 +18,13 @@ pytestmark = pytest.mark.editor
 DRIVER = EXT / "test" / "e2e" / "drive-read-view.mjs"
 
 
+def rgb(hex_colour: str) -> str:
+    """`#005fb8` as a computed style says it: `rgb(0, 95, 184)`."""
+    h = hex_colour.lstrip("#")
+    assert len(h) == 6, hex_colour
+    return "rgb({}, {}, {})".format(*(int(h[i:i + 2], 16) for i in (0, 2, 4)))
+
+
 def test_rendered_read_view(tmp_path: Path) -> None:
     with running_code_server(tmp_path, "-read-view", **{"piEvents.read.view": "rendered"}) as (fx, url, tmp):
         b = fx.b
@@ -59,10 +66,15 @@ def test_rendered_read_view(tmp_path: Path) -> None:
     assert links == [(before, "n-before"), (after, "n-after")], links
     # Theme colours: the page paints with VS Code's variables.
     colours = first["colours"]
-    assert colours["themeBackground"] and colours["themeLink"], colours
+    assert colours["background"] == rgb(colours["themeBackground"]), colours
+    assert colours["link"] == rgb(colours["themeLink"]), colours
     # Recorded text is untrusted: only the page's own nonce'd script, a CSP that forbids the rest.
     assert first["csp"].startswith("default-src 'none';") and "script-src 'nonce-" in first["csp"]
-    assert first["scripts"] == [{"nonce": True, "src": None}] and first["inlineHandlers"] == []
+    ours = [x for x in first["scripts"] if x["nonce"]]
+    assert len(ours) == 1 and ours[0]["src"] is None and "acquireVsCodeApi()" in ours[0]["text"], ours
+    # VS Code adds its own host script to every webview (the one that defines acquireVsCodeApi).
+    assert all("acquireVsCodeApi" in x["text"] for x in first["scripts"] if not x["nonce"]), first["scripts"]
+    assert first["inlineHandlers"] == []
 
     # The neighbour's link opened its page; Alt+Up came back; Next went forward again.
     assert out["linkRead"]["ref"] == after and out["second"]["ref"] == after

@@ -105,6 +105,7 @@ h3 { font-size: 1em; margin: 1rem 0 .3rem; }
 code, pre { font-family: var(--vscode-editor-font-family); font-size: var(--vscode-editor-font-size); }
 pre { background: var(--vscode-textCodeBlock-background); padding: .6rem .8rem; overflow-x: auto; white-space: pre-wrap;
   overflow-wrap: anywhere; border-radius: 3px; }
+pre code { background: none; padding: 0; border-radius: 0; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1rem; margin: .8rem 0; }
 dl.facts dt { color: var(--vscode-descriptionForeground); }
 dl.facts dd { margin: 0; overflow-wrap: anywhere; }

@@ -31,7 +31,8 @@ async function readPage(page) {
       title: doc.title,
       lang: html.getAttribute('lang'),
       csp: doc.querySelector('meta[http-equiv="Content-Security-Policy"]')?.getAttribute('content') ?? '',
-      scripts: Array.from(doc.querySelectorAll('script'), (s) => ({ nonce: !!s.nonce || s.hasAttribute('nonce'), src: s.getAttribute('src') })),
+      scripts: Array.from(doc.querySelectorAll('script'), (s) => ({
+        nonce: !!s.nonce || s.hasAttribute('nonce'), src: s.getAttribute('src'), text: (s.textContent ?? '').slice(0, 400) })),
       inlineHandlers: Array.from(doc.querySelectorAll('*')).flatMap((el) => el.getAttributeNames().filter((a) => a.startsWith('on'))),
       headings: Array.from(doc.querySelectorAll('h1, h2, h3'), (h) => `${h.tagName.toLowerCase()} ${text(h)}`),
       landmarks: Array.from(doc.querySelectorAll('nav, main, header, section[aria-labelledby]'), (el) =>
