@@ -32,6 +32,37 @@ def clean_path() -> str:
     return os.pathsep.join(keep)
 
 
+def first_search(cli: Path, agent: Path, proj: Path, env: dict[str, str],
+                 tmp_path: Path) -> str:
+    """A scripted first turn in `proj` whose event_search (which installs the server first) finds
+    an earlier session's event; that event's reference."""
+    earlier = SessionBuilder(agent / "sessions", str(proj))
+    earlier.user(f"how do we deploy {WORD}?")
+    hit = earlier.assistant(f"Deploy {WORD} with make ship.")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [
+        {"calls": [{"name": "event_search", "args": {"query": WORD}}]}, {"text": "done"}]}))
+    env.update(PI_FAKE_SCRIPT=str(script))
+    # Our extension comes from the installed package; only the scripted model is added.
+    node = shutil.which("node") or "node"
+    turn = subprocess.run([node, str(cli), "-p", "--offline", "-nc", "-e", str(FAKE_MODEL),
+                           "--provider", "fake", "--model", "fake-1", "what about deploys?"],
+                          env=env, cwd=proj, capture_output=True, text=True,
+                          timeout=INSTALL_TURN_TIMEOUT)
+    assert turn.returncode == 0, turn.stdout[-3000:] + turn.stderr[-3000:]
+    files = sorted((agent / "sessions" / encoded_dir(str(proj))).glob("*.jsonl"),
+                   key=lambda f: f.stat().st_mtime)
+    entries = [json.loads(line) for line in files[-1].read_text().splitlines()]
+    results = [e["message"] for e in entries
+               if (e.get("message") or {}).get("role") == "toolResult"]
+    assert len(results) == 1, results
+    text = "\n".join(c.get("text", "") for c in results[0]["content"])
+    assert not results[0]["isError"], text
+    ref = f"pi-event:{earlier.session_id}/{hit}"
+    assert ref in text, text
+    return ref
+
+
 @pytest.mark.timeout(INSTALL_TURN_TIMEOUT + 120)
 def test_pi_install_of_the_repository_then_the_first_search_installs_the_server(
         tmp_path: Path) -> None:
@@ -54,28 +85,7 @@ def test_pi_install_of_the_repository_then_the_first_search_installs_the_server(
     agent = home / ".pi" / "agent"
     assert json.loads((agent / "settings.json").read_text())["packages"], "not in settings"
 
-    earlier = SessionBuilder(agent / "sessions", str(proj))
-    earlier.user(f"how do we deploy {WORD}?")
-    hit = earlier.assistant(f"Deploy {WORD} with make ship.")
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps({"turns": [
-        {"calls": [{"name": "event_search", "args": {"query": WORD}}]}, {"text": "done"}]}))
-    env.update(PI_FAKE_SCRIPT=str(script))
-    # Our extension comes from the installed package; only the scripted model is added.
-    turn = subprocess.run([node, str(cli), "-p", "--offline", "-nc", "-e", str(FAKE_MODEL),
-                           "--provider", "fake", "--model", "fake-1", "what about deploys?"],
-                          env=env, cwd=proj, capture_output=True, text=True,
-                          timeout=INSTALL_TURN_TIMEOUT)
-    assert turn.returncode == 0, turn.stdout[-3000:] + turn.stderr[-3000:]
-    files = sorted((agent / "sessions" / encoded_dir(str(proj))).glob("*.jsonl"),
-                   key=lambda f: f.stat().st_mtime)
-    entries = [json.loads(line) for line in files[-1].read_text().splitlines()]
-    results = [e["message"] for e in entries
-               if (e.get("message") or {}).get("role") == "toolResult"]
-    assert len(results) == 1, results
-    text = "\n".join(c.get("text", "") for c in results[0]["content"])
-    assert not results[0]["isError"], text
-    assert f"pi-event:{earlier.session_id}/{hit}" in text, text
+    ref = first_search(cli, agent, proj, env, tmp_path)
 
     data = home / ".local" / "share" / "pi-event-search" / "pi-extension"
     record = json.loads((data / "installed.json").read_text())
@@ -95,7 +105,7 @@ def test_pi_install_of_the_repository_then_the_first_search_installs_the_server(
     try:
         rpc.send({"id": "p1", "type": "prompt", "message": f"/events {WORD}"})
         ask = rpc.wait_for({"type": "extension_ui_request", "method": "select"})
-        assert any(o.endswith(f"pi-event:{earlier.session_id}/{hit}") for o in ask["options"])
+        assert any(o.endswith(ref) for o in ask["options"])
         rpc.send({"type": "extension_ui_response", "id": ask["id"], "cancelled": True})
         rpc.wait_for({"type": "response", "id": "p1"})
     finally:
@@ -142,27 +152,7 @@ def test_the_packed_npm_package_installs_its_server_without_the_package_index(tm
     installed = subprocess.run([node, str(cli), "install", str(pkg)], env=env, cwd=tmp_path,
                                capture_output=True, text=True, timeout=120)
     assert installed.returncode == 0, installed.stdout + installed.stderr
-    agent = home / ".pi" / "agent"
-    earlier = SessionBuilder(agent / "sessions", str(proj))
-    earlier.user(f"how do we deploy {WORD}?")
-    hit = earlier.assistant(f"Deploy {WORD} with make ship.")
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps({"turns": [
-        {"calls": [{"name": "event_search", "args": {"query": WORD}}]}, {"text": "done"}]}))
-    env.update(PI_FAKE_SCRIPT=str(script))
-    turn = subprocess.run([node, str(cli), "-p", "--offline", "-nc", "-e", str(FAKE_MODEL),
-                           "--provider", "fake", "--model", "fake-1", "what about deploys?"],
-                          env=env, cwd=proj, capture_output=True, text=True,
-                          timeout=INSTALL_TURN_TIMEOUT)
-    assert turn.returncode == 0, turn.stdout[-3000:] + turn.stderr[-3000:]
-    files = sorted((agent / "sessions" / encoded_dir(str(proj))).glob("*.jsonl"),
-                   key=lambda f: f.stat().st_mtime)
-    entries = [json.loads(line) for line in files[-1].read_text().splitlines()]
-    results = [e["message"] for e in entries
-               if (e.get("message") or {}).get("role") == "toolResult"]
-    text = "\n".join(c.get("text", "") for c in results[0]["content"])
-    assert not results[0]["isError"], text
-    assert f"pi-event:{earlier.session_id}/{hit}" in text, text
+    first_search(cli, home / ".pi" / "agent", proj, env, tmp_path)
     record = json.loads((home / ".local" / "share" / "pi-event-search" / "pi-extension"
                          / "installed.json").read_text())
     assert record["offline"] is True and record["identity"].startswith("wheel:"), record

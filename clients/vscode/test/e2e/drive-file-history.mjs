@@ -7,8 +7,7 @@
 // Usage: node drive-file-history.mjs <config.json>
 // config: { url, chromium, shots, result, log, fileName, writtenLine, handLine } (lines 1-based)
 import { readFileSync, mkdirSync } from 'node:fs';
-import { chromium } from 'playwright-core';
-import { activeTab, finish, quickPickRows, recordFailure, runCommand, screenshots, sleep, statusBarTexts, stepLog, until } from './workbench.mjs';
+import { launch, activeTab, finish, quickPickRows, recordFailure, runCommand, screenshots, sleep, statusBarTexts, stepLog, until } from './workbench.mjs';
 
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 mkdirSync(cfg.shots, { recursive: true });
@@ -63,12 +62,7 @@ async function lineOriginFromMenu(page) {
   if (await item.isVisible().catch(() => false)) await page.keyboard.press('Enter');
 }
 
-const browser = await chromium.launch({
-  executablePath: cfg.chromium,
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-});
-const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+const { browser, page } = await launch(cfg, { width: 1400, height: 900 });
 
 try {
   await page.goto(cfg.url);

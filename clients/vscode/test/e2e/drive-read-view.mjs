@@ -7,8 +7,7 @@
 // Usage: node drive-read-view.mjs <config.json>
 // config: { url, chromium, shots, screenshot, result, log, ref }
 import { readFileSync, mkdirSync } from 'node:fs';
-import { chromium } from 'playwright-core';
-import { finish, recordFailure, runCommand, screenshots, statusBarTexts, stepLog, until } from './workbench.mjs';
+import { launch, finish, recordFailure, runCommand, screenshots, statusBarTexts, stepLog, until } from './workbench.mjs';
 
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 mkdirSync(cfg.shots, { recursive: true });
@@ -61,12 +60,7 @@ async function readPage(page) {
 const readOf = (ref, since) => until(`the read view of ${ref}`, async () =>
   logEvents('read').slice(since).find((e) => e.view === 'rendered' && e.ref === ref), 20000);
 
-const browser = await chromium.launch({
-  executablePath: cfg.chromium,
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-});
-const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+const { browser, page } = await launch(cfg, { width: 1200, height: 800 });
 
 try {
   await page.goto(cfg.url);

@@ -7,8 +7,8 @@
 // mode: 'notInstalled' (only the error message), 'install' (accept the install offer first)
 import { readFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import {
+  launch,
   activeTab,
   clickNotificationButton,
   finish,
@@ -59,12 +59,7 @@ async function searchFor(page, query) {
   return { logged, rows };
 }
 
-const browser = await chromium.launch({
-  executablePath: cfg.chromium,
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-});
-const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+const { browser, page } = await launch(cfg, { width: 1400, height: 900 });
 page.on('console', (m) => {
   if (m.type() === 'error') out.console.push(m.text().slice(0, 300));
 });

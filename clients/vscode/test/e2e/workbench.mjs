@@ -3,6 +3,17 @@
 // palette command, read quick pick rows, the active tab and the status bar.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+/** Headless Debian chromium (cfg.chromium) and one page of the given size. */
+export async function launch(cfg, viewport) {
+  const browser = await chromium.launch({
+    executablePath: cfg.chromium,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+  return { browser, page: await browser.newPage({ viewport }) };
+}
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
