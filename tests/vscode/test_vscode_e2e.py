@@ -220,6 +220,23 @@ def code_server(tmp_path: Path) -> Iterator[tuple[Fixture, str, Path]]:
         yield running
 
 
+def run_driver(driver: Path, tmp: Path, name: str, config: dict[str, Any]) -> dict[str, Any]:
+    """Runs one of the other Playwright drivers with `config` (plus the browser, the screenshot
+    directory and the step log); returns its observations, also kept in the artifacts as
+    `<name>-result.json`, once it reported no error."""
+    config = {"chromium": shutil.which("chromium") or shutil.which("chromium-browser"),
+              "shots": str(ARTIFACTS), "result": str(tmp / f"{name}-result.json"),
+              "log": str(tmp / "e2e.jsonl"), **config}
+    (tmp / f"{name}-config.json").write_text(json.dumps(config))
+    run = subprocess.run(["node", str(driver), str(tmp / f"{name}-config.json")], cwd=EXT,
+                         capture_output=True, text=True, timeout=240)
+    assert (tmp / f"{name}-result.json").exists(), run.stdout[-3000:] + run.stderr[-3000:]
+    out: dict[str, Any] = json.loads((tmp / f"{name}-result.json").read_text())
+    (ARTIFACTS / f"{name}-result.json").write_text(json.dumps(out, indent=1))
+    assert not out["errors"], "\n".join(out["errors"]) + f"\nscreenshots: {ARTIFACTS}"
+    return out
+
+
 def drive(url: str, tmp: Path, fx: Fixture, **extra: Any) -> dict[str, Any]:
     """Runs the Playwright driver; returns its observations."""
     result_name = extra.pop("resultName", None)

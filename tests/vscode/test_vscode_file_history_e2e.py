@@ -6,13 +6,10 @@ test_vscode_e2e.py: its first session reads src/ws.ts, then edits it."""
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from test_vscode_e2e import ARTIFACTS, EXT, check_readable, running_code_server
+from test_vscode_e2e import ARTIFACTS, EXT, check_readable, run_driver, running_code_server
 
 pytestmark = pytest.mark.editor
 DRIVER = EXT / "test" / "e2e" / "drive-file-history.mjs"
@@ -28,18 +25,8 @@ def test_file_history_and_line_origin(tmp_path: Path) -> None:
     with running_code_server(tmp_path, "-file-history") as (fx, url, tmp):
         (fx.ws / "src").mkdir()
         (fx.ws / "src" / "ws.ts").write_text("\n".join(FILE) + "\n")
-        config = {
-            "url": url, "chromium": shutil.which("chromium") or shutil.which("chromium-browser"),
-            "shots": str(ARTIFACTS), "result": str(tmp / "file-result.json"),
-            "log": str(tmp / "e2e.jsonl"), "fileName": "ws.ts", "writtenLine": 2, "handLine": 4,
-        }
-        (tmp / "file-config.json").write_text(json.dumps(config))
-        run = subprocess.run(["node", str(DRIVER), str(tmp / "file-config.json")], cwd=EXT,
-                             capture_output=True, text=True, timeout=240)
-        assert (tmp / "file-result.json").exists(), run.stdout[-3000:] + run.stderr[-3000:]
-        out = json.loads((tmp / "file-result.json").read_text())
-    (ARTIFACTS / "file-result.json").write_text(json.dumps(out, indent=1))
-    assert not out["errors"], "\n".join(out["errors"]) + f"\nscreenshots: {ARTIFACTS}"
+        out = run_driver(DRIVER, tmp, "file", {"url": url, "fileName": "ws.ts", "writtenLine": 2,
+                                                "handLine": 4})
     a = fx.a
     edit = f"pi-event:{a.session_id}/{a.ids[7]}"
     read = f"pi-event:{a.session_id}/{a.ids[3]}"

@@ -7,12 +7,10 @@ neighbour's link opens that event's page, Alt+Up and the Next button step throug
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from test_vscode_e2e import ARTIFACTS, EXT, running_code_server
+from test_vscode_e2e import ARTIFACTS, EXT, run_driver, running_code_server
 
 pytestmark = pytest.mark.editor
 DRIVER = EXT / "test" / "e2e" / "drive-read-view.mjs"
@@ -29,18 +27,8 @@ def test_rendered_read_view(tmp_path: Path) -> None:
     with running_code_server(tmp_path, "-read-view", **{"piEvents.read.view": "rendered"}) as (fx, url, tmp):
         b = fx.b
         ref, before, after = (f"pi-event:{b.session_id}/{b.ids[i]}" for i in (2, 1, 3))
-        config = {
-            "url": url, "chromium": shutil.which("chromium") or shutil.which("chromium-browser"),
-            "shots": str(ARTIFACTS), "screenshot": str(ARTIFACTS / "read-view-page.png"),
-            "result": str(tmp / "read-view-result.json"), "log": str(tmp / "e2e.jsonl"), "ref": ref,
-        }
-        (tmp / "read-view-config.json").write_text(json.dumps(config))
-        run = subprocess.run(["node", str(DRIVER), str(tmp / "read-view-config.json")], cwd=EXT,
-                             capture_output=True, text=True, timeout=240)
-        assert (tmp / "read-view-result.json").exists(), run.stdout[-3000:] + run.stderr[-3000:]
-        out = json.loads((tmp / "read-view-result.json").read_text())
-    (ARTIFACTS / "read-view-result.json").write_text(json.dumps(out, indent=1))
-    assert not out["errors"], "\n".join(out["errors"]) + f"\nscreenshots: {ARTIFACTS}"
+        out = run_driver(DRIVER, tmp, "read-view", {
+            "url": url, "screenshot": str(ARTIFACTS / "read-view-page.png"), "ref": ref})
 
     first = out["first"]
     # A page, not Markdown source: the event's heading, its facts, its content in monospace.

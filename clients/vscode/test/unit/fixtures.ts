@@ -1,5 +1,5 @@
-/** What the unit tests share: one session id, a fixed "now", and a hit to vary. */
-import type { Hit } from '../../src/core/protocol';
+/** What the unit tests share: one session id, a fixed "now", a hit to vary and a read answer. */
+import type { Hit, ReadResult } from '../../src/core/protocol';
 
 export const S = '019f0000-aaaa-7bbb-8ccc-000000000001';
 export const NOW = Date.parse('2026-05-01T12:00:00Z');
@@ -26,3 +26,39 @@ export function hit(extra: Partial<Hit> = {}): Hit {
     ...extra,
   };
 }
+
+/** A failed bash result as piEvents/read answers it, with what was omitted and a masked alternative. */
+export const READ: ReadResult = {
+  event: {
+    ref: `pi-event:${S}/5e6f7081`,
+    sessionId: S,
+    entryId: '5e6f7081',
+    parentId: '4d5e6f70',
+    entryType: 'message',
+    role: 'toolResult',
+    toolName: 'bash',
+    kinds: ['tool.result'],
+    timestamp: '2026-05-01T10:00:09.020Z',
+    isError: true,
+    cwd: '/home/u/proj',
+    sessionName: 'fix the build',
+    branchState: 'selected',
+    contextRole: 'conversation',
+    selectionState: 'direct',
+  },
+  source: { path: '/s/x.jsonl', uri: 'file:///s/x.jsonl', line: 6, byteOffset: 2210 },
+  fragments: [
+    { fragmentId: 'tool.result:0', kind: 'tool.result', text: 'line 1\n```\nline 3', offset: 0, length: 4000, totalLength: 5242880, truncated: true },
+  ],
+  omitted: [
+    { field: 'message.content[1]', reason: 'image', mimeType: 'image/png', bytes: 81234 },
+    { field: 'message.content[0].thinking', reason: 'thinking', bytes: 1200 },
+  ],
+  neighbours: {
+    order: 'branch',
+    before: [{ ref: `pi-event:${S}/4d5e6f70`, sessionId: S, entryId: '4d5e6f70', kind: 'tool.call', preview: 'npm *test*', timestamp: '2026-05-01T10:00:08Z' }],
+    after: [],
+    alternatives: [{ masked: true }],
+    stoppedAtFork: true,
+  },
+};

@@ -1,37 +1,22 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ReadResult } from '../../src/core/protocol';
+import type { ReadResult, VisibleNode } from '../../src/core/protocol';
 import { esc, isReadMessage, readHtml } from '../../src/core/readHtml';
-import { NOW, S } from './fixtures';
+import { NOW, READ, S } from './fixtures';
 
 const HOSTILE = '</code></pre><script>alert(1)</script><img src=x onerror="alert(2)">';
 
-const READ: ReadResult = {
-  event: {
-    ref: `pi-event:${S}/5e6f7081`,
-    sessionId: S,
-    entryId: '5e6f7081',
-    entryType: 'message',
-    role: 'toolResult',
-    toolName: 'bash',
-    kinds: ['tool.result'],
-    timestamp: '2026-05-01T10:00:09.020Z',
-    isError: true,
-    cwd: '/home/u/proj',
-    sessionName: `name ${HOSTILE}`,
-  },
-  source: { path: '/s/x.jsonl', uri: 'file:///s/x.jsonl', line: 6, byteOffset: 2210 },
-  fragments: [{ fragmentId: 'tool.result:0', kind: 'tool.result', text: `out ${HOSTILE}`, offset: 0, length: 4000, totalLength: 9000, truncated: true }],
+/** The shared read answer with recorded text that tries to break out of the page. */
+const HOSTILE_READ: ReadResult = {
+  ...READ,
+  event: { ...READ.event, sessionName: `name ${HOSTILE}` },
+  fragments: [{ ...READ.fragments[0], text: `out ${HOSTILE}`, totalLength: 9000 }],
   omitted: [],
-  neighbours: {
-    order: 'append',
-    before: [{ ref: `pi-event:${S}/4d5e6f70`, sessionId: S, entryId: '4d5e6f70', kind: 'tool.call', preview: `npm ${HOSTILE}`, timestamp: '2026-05-01T10:00:08Z' }],
-    after: [],
-  },
+  neighbours: { order: 'append', before: [{ ...(READ.neighbours.before[0] as VisibleNode), preview: `npm ${HOSTILE}` }], after: [] },
 };
 
 describe('readHtml', () => {
-  const html = readHtml(READ, { now: NOW, nonce: 'N0NCE', cspSource: 'vscode-resource:' });
+  const html = readHtml(HOSTILE_READ, { now: NOW, nonce: 'N0NCE', cspSource: 'vscode-resource:' });
   it('escapes every recorded string', () => {
     assert.equal(html.includes('<script>alert'), false);
     assert.equal(/<img/i.test(html), false);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ReadResult, StatusResult, TraceResult } from '../../src/core/protocol';
+import type { StatusResult, TraceResult } from '../../src/core/protocol';
 import {
   compactNumber,
   escapeMarkdown,
@@ -14,7 +14,7 @@ import {
   stepTarget,
   traceEntries,
 } from '../../src/core/render';
-import { NOW, S } from './fixtures';
+import { NOW, S, READ } from './fixtures';
 
 describe('relativeTime', () => {
   it('speaks in the largest unit, short or spoken', () => {
@@ -51,41 +51,6 @@ describe('kinds', () => {
     assert.equal(kindTag('summary.branch'), 'branch summary');
   });
 });
-
-const READ: ReadResult = {
-  event: {
-    ref: `pi-event:${S}/5e6f7081`,
-    sessionId: S,
-    entryId: '5e6f7081',
-    parentId: '4d5e6f70',
-    entryType: 'message',
-    role: 'toolResult',
-    toolName: 'bash',
-    kinds: ['tool.result'],
-    timestamp: '2026-05-01T10:00:09.020Z',
-    isError: true,
-    cwd: '/home/u/proj',
-    sessionName: 'fix the build',
-    branchState: 'selected',
-    contextRole: 'conversation',
-    selectionState: 'direct',
-  },
-  source: { path: '/s/x.jsonl', uri: 'file:///s/x.jsonl', line: 6, byteOffset: 2210 },
-  fragments: [
-    { fragmentId: 'tool.result:0', kind: 'tool.result', text: 'line 1\n```\nline 3', offset: 0, length: 4000, totalLength: 5242880, truncated: true },
-  ],
-  omitted: [
-    { field: 'message.content[1]', reason: 'image', mimeType: 'image/png', bytes: 81234 },
-    { field: 'message.content[0].thinking', reason: 'thinking', bytes: 1200 },
-  ],
-  neighbours: {
-    order: 'branch',
-    before: [{ ref: `pi-event:${S}/4d5e6f70`, sessionId: S, entryId: '4d5e6f70', kind: 'tool.call', preview: 'npm *test*', timestamp: '2026-05-01T10:00:08Z' }],
-    after: [],
-    alternatives: [{ masked: true }],
-    stoppedAtFork: true,
-  },
-};
 
 describe('readMarkdown', () => {
   const md = readMarkdown(READ, { now: NOW });
