@@ -240,6 +240,8 @@ def lock_is_stale(lock: Path) -> bool:
         return False  # just made, pid not written yet
     if age > STALE_LOCK_SECONDS:
         return True
+    if WINDOWS:
+        return False  # os.kill(pid, 0) would terminate the process there: only the age counts
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
