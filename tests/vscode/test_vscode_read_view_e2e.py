@@ -70,5 +70,9 @@ def test_rendered_read_view(tmp_path: Path) -> None:
     assert out["keyRead"]["ref"] == ref and out["third"]["ref"] == ref
     assert out["buttonRead"]["ref"] == after
     assert "Event" in (out["tab"] or ""), out["tab"]
-    for name in ("read-view", "read-view-next"):
+    # The trace page in the same panel: sections as headings; the parent's link opens its page.
+    assert out["traced"]["ref"] == after
+    assert out["trace"]["headings"][:3] == ["h1 Trace", "h2 Event", "h2 Parent"], out["trace"]
+    assert out["trace"]["parent"] == ref and out["parentRead"]["ref"] == ref
+    for name in ("read-view", "read-view-next", "trace-view"):
         assert (ARTIFACTS / f"{name}.png").exists(), name

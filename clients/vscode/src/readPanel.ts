@@ -1,15 +1,15 @@
 /**
  * The rendered read view (piEvents.read.view = "rendered", the default): the event as a page in
  * a webview panel, reused like a preview tab, from the same piEvents/read answer as the Markdown
- * view. The page (core/readHtml.ts) only posts messages; this class acts on them: open a
+ * view; a trace shows in the same panel. The page (core/readHtml.ts) only posts messages; this class acts on them: open a
  * reference, step to a neighbour, trace, reveal the source line, copy, show more.
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import { METHODS, type ReadParams, type ReadResult } from './core/protocol';
-import { type ReadMessage, errorHtml, isReadMessage, readHtml } from './core/readHtml';
+import { METHODS, type ReadParams, type ReadResult, type TraceResult } from './core/protocol';
+import { type ReadMessage, errorHtml, isReadMessage, readHtml, traceHtml } from './core/readHtml';
 import { DEFAULT_LENGTH, MAX_LENGTH, type Order, type ReadTarget } from './core/readUri';
-import { formatRef, parseRef } from './core/refs';
+import { type EventRef, formatRef, parseRef } from './core/refs';
 import { hasMore, stepTarget } from './core/render';
 import { announceStep } from './steps';
 import { type Server } from './server';
@@ -59,6 +59,20 @@ export class ReadPanel implements vscode.Disposable {
       announceStep('readError', { uri: ref, message, view: 'rendered' });
     }
     announceStep('openRead', { uri: ref, view: 'rendered' });
+  }
+
+  /** The trace of `ref` as a page in the same panel; its events link to their read pages. */
+  showTrace(ref: EventRef, trace: TraceResult): void {
+    const panel = this.ensurePanel();
+    this.target = { ref, order: 'append' };
+    this.result = undefined;
+    panel.title = `Trace ${ref.entryId}`;
+    panel.webview.html = traceHtml(trace, formatRef(ref), {
+      now: Date.now(),
+      nonce: randomBytes(16).toString('base64'),
+      cspSource: panel.webview.cspSource,
+    });
+    announceStep('trace', { ref: formatRef(ref), view: 'rendered' });
   }
 
   /** The event shown when the panel is the active editor. */
@@ -113,6 +127,10 @@ export class ReadPanel implements vscode.Disposable {
       return;
     }
     if (m.type === 'step') return this.step(m.direction, m.order);
+    if (m.type === 'file') {
+      await vscode.window.showTextDocument(vscode.Uri.file(m.path), { preview: true });
+      return;
+    }
     if (!target) return;
     switch (m.action) {
       case 'trace':

@@ -67,7 +67,8 @@ export class Trace {
       void vscode.window.showErrorMessage(`Pi Events: trace failed: ${String((err as Error)?.message ?? err)}`);
       return;
     }
-    this.show(formatRef(ref), trace);
+    if (vscode.workspace.getConfiguration('piEvents').get<string>('read.view') !== 'markdown') this.reads.panel.showTrace(ref, trace);
+    else this.show(formatRef(ref), trace);
   }
 
   private show(ref: string, trace: TraceResult): void {

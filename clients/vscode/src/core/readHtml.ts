@@ -1,17 +1,19 @@
 /**
- * The rendered read view: one event as an HTML page for a webview. Every recorded string is
+ * The rendered read and trace views: one event, or the tree around it, as an HTML page for a
+ * webview. Every recorded string is
  * untrusted and goes through `esc`; the page runs only its own nonce'd script under a CSP that
  * forbids everything else, and it acts through messages to the extension (no command: links,
  * no inline handlers). Pure: no vscode import.
  */
-import { type Fragment, type Node, type Omitted, type ReadResult, isVisible } from './protocol';
-import { formatBytes, hasMore, kindTag, kindTitle, relativeTime, stepTarget } from './render';
+import { type Fragment, type Node, type Omitted, type ReadResult, type TraceResult, isVisible } from './protocol';
+import { formatBytes, hasMore, kindTag, kindTitle, relativeTime, stepTarget, traceEntries } from './render';
 
 /** What the page asks of the extension (webview.postMessage from its script). */
 export type ReadMessage =
   | { type: 'open'; ref: string; order: 'append' | 'branch' }
   | { type: 'step'; direction: 'previous' | 'next'; order: 'append' | 'branch' }
-  | { type: 'action'; action: 'trace' | 'source' | 'copy' | 'more' | 'markdown' };
+  | { type: 'action'; action: 'trace' | 'source' | 'copy' | 'more' | 'markdown' }
+  | { type: 'file'; path: string };
 
 export function isReadMessage(value: unknown): value is ReadMessage {
   const m = value as Partial<Record<string, unknown>> | null;
@@ -19,6 +21,7 @@ export function isReadMessage(value: unknown): value is ReadMessage {
   const order = m.order === 'append' || m.order === 'branch';
   if (m.type === 'open') return typeof m.ref === 'string' && order;
   if (m.type === 'step') return (m.direction === 'previous' || m.direction === 'next') && order;
+  if (m.type === 'file') return typeof m.path === 'string';
   return m.type === 'action' && ['trace', 'source', 'copy', 'more', 'markdown'].includes(String(m.action));
 }
 
@@ -119,10 +122,11 @@ li { margin: .2rem 0; }
 const SCRIPT = `
 const vscode = acquireVsCodeApi();
 document.addEventListener('click', (e) => {
-  const el = e.target instanceof Element ? e.target.closest('[data-ref],[data-step],[data-action]') : null;
+  const el = e.target instanceof Element ? e.target.closest('[data-ref],[data-step],[data-action],[data-file]') : null;
   if (!el || el.disabled) return;
   e.preventDefault();
-  if (el.dataset.ref) vscode.postMessage({ type: 'open', ref: el.dataset.ref, order: el.dataset.order });
+  if (el.dataset.file) vscode.postMessage({ type: 'file', path: el.dataset.file });
+  else if (el.dataset.ref) vscode.postMessage({ type: 'open', ref: el.dataset.ref, order: el.dataset.order });
   else if (el.dataset.step) vscode.postMessage({ type: 'step', direction: el.dataset.step, order: el.dataset.order });
   else vscode.postMessage({ type: 'action', action: el.dataset.action });
 });
@@ -164,14 +168,7 @@ export function readHtml(r: ReadResult, opts: PageOptions): string {
     ? nodeList(`Alternatives${n.stoppedAtFork ? ' (unresolved fork)' : ''}`, 'n-alt', n.alternatives, order, opts.now, '')
     : '';
   const more = hasMore(r) ? '<button type="button" data-action="more">Show more</button>' : '';
-  const csp = `default-src 'none'; img-src ${opts.cspSource}; style-src 'nonce-${opts.nonce}'; script-src 'nonce-${opts.nonce}';`;
-  return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)}</title>
-<style nonce="${opts.nonce}">${STYLE}</style>
-</head><body data-order="${order}">
+  return `${head(title, order, opts)}
 <nav aria-label="Event">
 ${navButton('previous', stepTarget(r, 'previous'), order)}
 ${navButton('next', stepTarget(r, 'next'), order)}
@@ -190,8 +187,52 @@ ${nodeList('After', 'n-after', n.after, order, opts.now, n.stoppedAtFork ? 'Stop
 ${alternatives}
 </section>
 </main>
-<script nonce="${opts.nonce}">${SCRIPT}</script>
+${tail(opts)}`;
+}
+
+/** The document's head (CSP, title, style) and the body's opening tag. */
+function head(title: string, order: 'append' | 'branch', opts: PageOptions): string {
+  const csp = `default-src 'none'; img-src ${opts.cspSource}; style-src 'nonce-${opts.nonce}'; script-src 'nonce-${opts.nonce}';`;
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(title)}</title>
+<style nonce="${opts.nonce}">${STYLE}</style>
+</head><body data-order="${order}">`;
+}
+
+function tail(opts: PageOptions): string {
+  return `<script nonce="${opts.nonce}">${SCRIPT}</script>
 </body></html>`;
+}
+
+/** The trace page: the event, its parent, children, siblings, relations, files and lineage. */
+export function traceHtml(t: TraceResult, ref: string, opts: PageOptions): string {
+  const sections: { name: string; items: string[] }[] = [];
+  for (const entry of traceEntries(t, opts.now)) {
+    if (sections.at(-1)?.name !== entry.section) sections.push({ name: entry.section, items: [] });
+    const about = entry.description ? ` <span class="muted">${esc(entry.description)}</span>` : '';
+    let item: string;
+    if (entry.ref) item = `<a href="#" data-ref="${esc(entry.ref)}" data-order="append">${esc(entry.label)}</a>${about} <code class="muted">${esc(entry.ref)}</code>`;
+    else if (entry.path) item = `<a href="#" data-file="${esc(entry.path)}">${esc(entry.label)}</a>${about}`;
+    else item = `<span class="muted">${esc(entry.label)}</span>${about}`;
+    sections.at(-1)?.items.push(`<li>${item}</li>`);
+  }
+  const body = sections
+    .map((sec, i) => `<section aria-labelledby="t${i}"><h2 id="t${i}">${esc(sec.name)}</h2><ul>${sec.items.join('')}</ul></section>`)
+    .join('\n');
+  const title = `Trace of ${ref}`;
+  return `${head(title, 'append', opts)}
+<nav aria-label="Trace">
+<button type="button" data-ref="${esc(ref)}" data-order="append">Read this event</button>
+<button type="button" data-action="copy">Copy reference</button>
+</nav>
+<main>
+<header><h1>Trace</h1><p class="ref"><code>${esc(ref)}</code></p></header>
+${body}
+</main>
+${tail(opts)}`;
 }
 
 /** A page for a read that failed. */

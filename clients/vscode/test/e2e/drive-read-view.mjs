@@ -99,6 +99,24 @@ try {
   await view(page).locator('button#next').click();
   out.buttonRead = await readOf(after.ref, since);
   await shot(page, 'read-view-next');
+
+  // 5. The page's Trace button shows the trace page in the same panel; its Parent opens that event.
+  const traces = logEvents('trace').length;
+  await view(page).locator('nav button[data-action="trace"]').click();
+  out.traced = await until('the trace page', async () => logEvents('trace').slice(traces).find((e) => e.view === 'rendered'), 20000);
+  await until('the trace page shown', async () => (await view(page).locator('main h1').innerText()) === 'Trace', 15000);
+  out.trace = await view(page).locator('html').evaluate((html) => {
+    const doc = html.ownerDocument;
+    return {
+      headings: Array.from(doc.querySelectorAll('h1, h2'), (h) => `${h.tagName.toLowerCase()} ${(h.textContent ?? '').trim()}`),
+      parent: doc.querySelector('section[aria-labelledby] h2 + ul a[data-ref]') && Array.from(doc.querySelectorAll('section'))
+        .find((sec) => sec.querySelector('h2')?.textContent === 'Parent')?.querySelector('a[data-ref]')?.getAttribute('data-ref'),
+    };
+  });
+  await shot(page, 'trace-view');
+  since = logEvents('read').length;
+  await view(page).locator(`section a[data-ref="${out.trace.parent}"]`).first().click();
+  out.parentRead = await readOf(out.trace.parent, since);
 } catch (err) {
   await recordFailure(out.errors, err, () => shot(page, 'read-view-failure'));
 }

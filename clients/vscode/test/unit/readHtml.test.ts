@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ReadResult, VisibleNode } from '../../src/core/protocol';
-import { esc, isReadMessage, readHtml } from '../../src/core/readHtml';
+import type { ReadResult, TraceResult, VisibleNode } from '../../src/core/protocol';
+import { esc, isReadMessage, readHtml, traceHtml } from '../../src/core/readHtml';
 import { NOW, READ, S } from './fixtures';
 
 const HOSTILE = '</code></pre><script>alert(1)</script><img src=x onerror="alert(2)">';
@@ -47,5 +47,36 @@ describe('readHtml', () => {
     assert.equal(isReadMessage({ type: 'action', action: 'rm -rf' }), false);
     assert.equal(isReadMessage({ type: 'open', ref: 'x', order: 'sideways' }), false);
     assert.equal(esc(`a"b'c&`), 'a&quot;b&#39;c&amp;');
+  });
+});
+
+describe('traceHtml', () => {
+  const node = (id: string, preview = `p ${id}`): VisibleNode => ({ ref: `pi-event:${S}/${id}`, sessionId: S, entryId: id, kind: 'user.text', preview });
+  const t: TraceResult = {
+    event: node('e'),
+    parent: node('p', HOSTILE),
+    children: [node('c1')],
+    siblings: [{ masked: true }],
+    relations: [],
+    files: [{ op: 'read', path: `/p/${HOSTILE}`, label: 'derived' }],
+    lineage: [],
+    labels: [],
+  };
+  const html = traceHtml(t, `pi-event:${S}/e`, { now: NOW, nonce: 'N0NCE', cspSource: 'vscode-resource:' });
+  it('is a page of sections whose events link to their read pages and files to the file', () => {
+    assert.deepEqual(html.match(/<h2 id="t\d">[^<]*<\/h2>/g), [
+      '<h2 id="t0">Event</h2>',
+      '<h2 id="t1">Parent</h2>',
+      '<h2 id="t2">Children</h2>',
+      '<h2 id="t3">Siblings</h2>',
+      '<h2 id="t4">Files</h2>',
+    ]);
+    assert.match(html, new RegExp(`<a href="#" data-ref="pi-event:${S}/c1" data-order="append">p c1</a>`));
+    assert.match(html, /<a href="#" data-file="\/p\/&lt;\/code&gt;/);
+  });
+  it('escapes what was recorded and runs only its own script', () => {
+    assert.equal(html.includes('<script>alert'), false);
+    assert.deepEqual(html.match(/<script[^>]*>/g), ['<script nonce="N0NCE">']);
+    assert.ok(isReadMessage({ type: 'file', path: '/p/x' }));
   });
 });
