@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# VS Code extension (clients/vscode): build, type-check and package the .vsix (with the server wheel
-# it installs when no server is found: build-wheel.mjs, Python from $PYTHON, else the repository's
-# .venv, else python3); install what its
+# VS Code extension (clients/vscode): build, type-check and package the .vsix (with the bootstrap and
+# the linux-x64 wheelhouse it installs the server from when none is found: scripts/build-wheelhouse,
+# Python from $PYTHON, else the repository's .venv, else python3; dependency wheels cached in
+# $PI_EVENT_SEARCH_TOOLS/wheel-cache); install what its
 # end-to-end test needs (Debian chromium, code-server 4.100.3 = VS Code 1.100.3). Each missing
 # piece makes only the tests that need it skip (tests/vscode/), saying why.
 # Idempotent: npm ci runs only when package-lock.json changed; code-server only when absent.
@@ -41,7 +42,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-echo "== extension: npm ci, esbuild, tsc, server wheel, vsce package"
+echo "== extension: npm ci, esbuild, tsc, wheelhouse, vsce package"
 if [ -z "${PYTHON:-}" ] && [ -x "$ROOT/.venv/bin/python" ]; then export PYTHON="$ROOT/.venv/bin/python"; fi
 (
   set -e
