@@ -5,6 +5,7 @@ TYPE_CHECKING, and no import hidden inside a function except the documented lazy
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 PACKAGE = "pi_event_search"
@@ -19,6 +20,9 @@ LAYER = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
 # `serve`, and the watcher (watchfiles, asyncio, ~25 ms) only for `index --watch`.
 LAZY_ALLOWED = {("cli.main", "lsp.main"), ("cli.main", "service.watch")}
 TOP = {"__init__", "__main__"}
+# Runs as a script before the package is installed (every client's installer): outside the layers,
+# it may import nothing of ours.
+STANDALONE = {"bootstrap"}
 
 
 def _modules() -> dict[str, ast.Module]:
@@ -122,8 +126,19 @@ def test_the_graph_is_read_from_the_real_package() -> None:
 
 
 def test_every_module_lives_in_a_layered_package() -> None:
-    loose = [m for m in _modules() if m not in TOP and _package(m) not in LAYER]
+    loose = [m for m in _modules() if m not in TOP | STANDALONE and _package(m) not in LAYER]
     assert loose == []
+
+
+def test_the_bootstrap_stands_alone() -> None:
+    graph, _ = _edges()
+    assert {m: graph[m] for m in STANDALONE} == {m: set() for m in STANDALONE}
+    # stdlib only: what the tests' interpreter finds outside the standard library is not imported
+    tree = ast.parse((SOURCE / "bootstrap.py").read_text())
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module.split(".")[0] for n in ast.walk(tree)
+                 if isinstance(n, ast.ImportFrom) and n.module and not n.level}
+    assert imported <= sys.stdlib_module_names, imported - sys.stdlib_module_names
 
 
 def test_every_package_says_what_it_owns() -> None:
