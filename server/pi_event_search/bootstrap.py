@@ -174,6 +174,8 @@ def choose_python(names: list[str]) -> Python:
     """The first interpreter named that is 3.11+ and can make a venv; else exactly what is missing."""
     names = list(dict.fromkeys(names))
     found = [p for p in (probe(n) for n in names) if p]
+    # python3 and the interpreter running this are often one: name each once.
+    found = list({p.executable: p for p in found}.values())
     usable = next((p for p in found if recent(p) and p.venv), None)
     if usable:
         return usable
