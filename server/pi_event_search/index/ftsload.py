@@ -210,11 +210,21 @@ class FtsLoad(FullText):
                 pass
 
     def abandon(self) -> None:
-        """The load stops here (an error in the pass): the flags stay, the next pass resumes."""
+        """The load stops here (an error in the pass): the flags stay, the next pass resumes. The
+        worker process is gone, its pipes closed and the side file unlocked when this returns."""
         self.abandoned = True
-        self.close_input()
-        self.thread.join()
-        self._unlock()
+        try:
+            self.close_input()
+            self.thread.join()
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+            for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):
+                        pipe.close()
+            self._unlock()
 
     def _unlock(self) -> None:
         """Release the side file's lock, once, on every path (success, error, abandon)."""
