@@ -24,14 +24,17 @@ from pi_event_search import __version__
 from pi_event_search.core import wire
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.errors import EngineError
+from pi_event_search.core.locations import default_index_path, pi_sessions_dir
 from pi_event_search.core.wire import IndexChanged
 from pi_event_search.index.indexer import Report
+from pi_event_search.index.store import SCHEMA_VERSION
 from pi_event_search.lsp import settings
 from pi_event_search.lsp.params import file_path
 from pi_event_search.lsp.protocol import PiEventProtocol, plain_dicts
-from pi_event_search.service.engine import OPENING, Engine, IndexRefused
+from pi_event_search.service.engine import OPENING, Engine, IndexOpening
 from pi_event_search.service.lease import POLL as LEASE_POLL
 from pi_event_search.service.watch import watch_async
+from pi_event_search.source.discovery import default_dirs
 
 T = TypeVar("T")
 OPEN_REQUEST_WAIT = 5.0  # seconds a request waits for the index to open before its error
@@ -92,10 +95,15 @@ class PiEventServer(LanguageServer):
         session, cutoff = current or (self.settings.current_session, self.settings.cutoff)
         return Scope.of(self.roots(), session, cutoff)
 
+    def index_path(self) -> Path:
+        return Path(self.settings.index_path) if self.settings.index_path \
+            else self.cli_index or default_index_path(SCHEMA_VERSION)
+
     async def open_engine(self) -> None:
-        """Open the index off the event loop, retried with a backoff (0.05 s doubling to 2 s)
-        while another process is creating it or any other error may pass; only an index that is
-        not ours ends the tries (state failed)."""
+        """Open the index off the event loop. What may pass (another process creating it, busy,
+        locked, a full disk) is retried with a backoff (0.05 s doubling to 2 s); anything else
+        ends the tries at once (state failed, lastError says why, requests get `Index
+        unavailable: <reason>` without waiting)."""
         index = Path(self.settings.index_path) if self.settings.index_path else self.cli_index
         dirs = [*self.cli_dirs, *self.settings.session_dirs]
         delay = 0.05
@@ -103,18 +111,20 @@ class PiEventServer(LanguageServer):
             try:
                 self.engine = await asyncio.to_thread(Engine.open, index, dirs)
                 self.engine_error = None
+                if self.engine.recovered:
+                    self.log(f"pi-event-search: {self.engine.recovered}", t.MessageType.Warning)
                 break
-            except IndexRefused as exc:
-                self.engine_error, self.failed = str(exc), True
-                self.window_show_message(t.ShowMessageParams(
-                    type=t.MessageType.Error,
-                    message=f"pi-event-search cannot open its index: {exc}"))
-                break
-            except EngineError as exc:
+            except IndexOpening as exc:
                 self.engine_error = str(exc)
                 log.warning("pi-event-search: %s (retrying in %.2f s)", exc, delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, OPEN_BACKOFF_MAX)
+            except Exception as exc:  # noqa: BLE001 - every other error is final: say which
+                self.engine_error, self.failed = str(exc) or type(exc).__name__, True
+                self.window_show_message(t.ShowMessageParams(
+                    type=t.MessageType.Error,
+                    message=f"pi-event-search cannot open its index: {self.engine_error}"))
+                break
         self.opened.set()
 
     async def ready_engine(self) -> Engine:
@@ -137,6 +147,20 @@ class PiEventServer(LanguageServer):
         return {"state": state, "role": "writer" if engine and engine.writer else "reader",
                 "writerPid": engine.writer_pid() if engine else None,
                 "lastError": self.engine_error}
+
+    def status_unopened(self) -> wire.StatusResult:
+        """piEvents/status before the index is open (opening, or failed): what is known without
+        it, and the server's state and last error."""
+        dirs = default_dirs(pi_sessions_dir(), [*self.cli_dirs, *self.settings.session_dirs])
+        roots = self.scope().roots
+        return {"index": {"path": str(self.index_path()), "bytes": 0,
+                          "schemaVersion": SCHEMA_VERSION, "generation": 0,
+                          "indexing": False},
+                "sessions": 0, "events": 0, "fragments": 0, "stale": [], "unavailable": [],
+                "duplicates": [], "badLines": [], "skipped": [],
+                "sessionDirs": [d.path for d in dirs],
+                "roots": list(roots) if roots is not None else None,
+                "server": self.server_state()}
 
     # -- indexing ------------------------------------------------------------------------------
     def notify_changed(self, report: Report) -> None:
