@@ -4,6 +4,7 @@ operations (refresh, search, read, trace, status). No protocol types here.
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import threading
@@ -85,7 +86,11 @@ class Engine:
         self.keep_lease = True
         self.recovered: str | None = None  # what this process did with a damaged index
         self._ino: int | None = None  # the index file the write connection has open
-        index_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            index_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except FileExistsError as exc:  # the index's directory is a file
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR),
+                                     str(index_path.parent)) from exc
         self._users = locks.try_lock(Path(f"{index_path}.users"), shared=True)  # in use
         try:
             # The schema exists and is current (or IndexBusy). The lease is taken only by a
