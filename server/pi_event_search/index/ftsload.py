@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pi_event_search.index import locks, store, textcodec
+from pi_event_search.index import locks, memo, store, textcodec
 
 try:
     import fcntl
@@ -247,8 +247,9 @@ class FtsLoad(FullText):
         path = _main_file(self.conn)
         # A connection of its own: FTS5 caches the index structure per connection and reloads
         # it when another connection commits, never after its own writes to the shadow tables.
-        copier = sqlite3.connect(path, isolation_level=None, timeout=60)
+        copier = sqlite3.connect(path, isolation_level=None, timeout=60, factory=memo.Connection)
         copier.row_factory = sqlite3.Row
+        copier.guard = getattr(self.conn, "guard", None)  # the writer lease's check
         try:
             copier.execute("ATTACH ? AS side", (str(self.path),))
             with store.transaction(copier):

@@ -226,10 +226,24 @@ def bump_generation(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
 
 
+def begin(conn: sqlite3.Connection) -> None:
+    """Begin a write transaction, taking SQLite's write lock up front (BEGIN IMMEDIATE: no
+    upgrade deadlocks), then run the connection's guard inside it: the writer lease checks there
+    that it is still this process's (service/lease.py), and nothing is written if it is not."""
+    conn.execute("BEGIN IMMEDIATE")
+    guard = getattr(conn, "guard", None)
+    if guard is not None:
+        try:
+            guard(conn)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    """A write transaction that takes the lock up front (BEGIN IMMEDIATE): no upgrade deadlocks."""
-    conn.execute("BEGIN IMMEDIATE")
+    """A write transaction (begin) committed at the end, rolled back on any error."""
+    begin(conn)
     try:
         yield
     except BaseException:

@@ -146,7 +146,7 @@ class PiEventServer(LanguageServer):
             state = "indexing" if self.indexing or engine.indexing() is not None else "ready"
         return {"state": state, "role": "writer" if engine and engine.writer else "reader",
                 "writerPid": engine.writer_pid() if engine else None,
-                "lastError": self.engine_error}
+                "lastError": self.engine_error or (engine.writer_stalled() if engine else None)}
 
     def status_unopened(self) -> wire.StatusResult:
         """piEvents/status before the index is open (opening, or failed): what is known without
@@ -233,8 +233,10 @@ class PiEventServer(LanguageServer):
                     log.info("pi-event-search: this process (%d) indexes %s", os.getpid(),
                              engine.index_path)
                     await self.lead(engine)
-                    if self.settings.watch:
+                    if self.settings.watch and (engine.writer or self.stop_watch.is_set()):
                         return
+                    if self.settings.watch:  # the lease was taken over: follow, try again
+                        continue
                     led = True
                     await asyncio.to_thread(engine.yield_writer)
                     generation = await asyncio.to_thread(engine.generation)

@@ -4,6 +4,7 @@ operations (refresh, search, read, trace, status). No protocol types here.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sqlite3
@@ -37,7 +38,7 @@ from pi_event_search.index import damage, indexer, locks, progress, store, textc
 from pi_event_search.index.filestate import FilesCache
 from pi_event_search.index.status import status
 from pi_event_search.query.search import Filters, Page, search
-from pi_event_search.service.lease import Lease
+from pi_event_search.service.lease import Lease, LeaseLost
 from pi_event_search.source import jsonl
 from pi_event_search.source.discovery import SessionDir, default_dirs, scan
 
@@ -136,23 +137,38 @@ class Engine:
         return self._conn
 
     def take_writer(self) -> bool:
-        """Become the index's writer if no other process is (never waits)."""
+        """Become the index's writer if no other process is, or its writer has gone silent
+        (stopped: lease.py); never waits long."""
+        if self._conn is not None and self.lease.lost:
+            self._drop_writer()  # another process took the lease while this one was stopped
         if self._conn is not None and self.replaced():
             self._conn.close()  # the index was moved aside: write the new one
-            self._conn = None
+            self._conn = store.connect(self.index_path)
+            self._ino = damage.inode(self.index_path)
+            self.lease.guard(self._conn)
         if self._conn is not None:
             return True
-        if not self.lease.try_take():
+        ino = damage.inode(self.index_path)
+        self._conn = self.lease.try_take(lambda: store.connect(self.index_path))
+        if self._conn is None:
             return False
-        try:
-            self._ino = damage.inode(self.index_path)
-            self._conn = store.connect(self.index_path)
-        except BaseException:
-            self.lease.release()
-            raise
+        self._ino = ino
         if self.index_path == locations.default_index_path(store.SCHEMA_VERSION):
             store.remove_older_versions(self.index_path)
         return True
+
+    def still_writer(self) -> bool:
+        """Whether this process still holds the lease (False once another took it over)."""
+        if self._conn is not None and self.lease.lost:
+            with self._write_lock:
+                self._drop_writer()
+        return self._conn is not None
+
+    def _drop_writer(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        self.lease.release()
 
     def yield_writer(self) -> None:
         """Free the lease now unless this process keeps it (a pass can fail before it writes)."""
@@ -162,12 +178,13 @@ class Engine:
     def _done_writing(self) -> None:
         """Under the write lock, after a write: free the lease unless this process keeps it."""
         if not self.keep_lease and self._conn is not None:
-            self._conn.close()
-            self._conn = None
-            self.lease.release()
+            self._drop_writer()
 
     def writer_pid(self) -> int | None:
         return self.lease.holder()
+
+    def writer_stalled(self) -> str | None:
+        return self.lease.stalled()
 
     def replaced(self) -> bool:
         """The write connection's file is no longer the index (a damaged one moved aside)."""
@@ -208,6 +225,8 @@ class Engine:
             assert self._conn is not None
             try:
                 return self._writing(lambda c: indexer.refresh(c, self.dirs, progress, self._files))
+            except LeaseLost:
+                return self._as_read()
             finally:
                 self._done_writing()
 
@@ -236,8 +255,8 @@ class Engine:
             return
         try:
             if (self._conn is not None or not self.keep_lease) and self.take_writer():
-                assert self._conn is not None
-                indexer.refresh_paths(self._conn, {path})
+                with contextlib.suppress(LeaseLost):
+                    self._writing(lambda c: indexer.refresh_paths(c, {path}))
         finally:
             self._done_writing()
             self._write_lock.release()
@@ -255,6 +274,8 @@ class Engine:
                     else indexer.refresh(conn, self.dirs, files=self._files)
             try:
                 return self._writing(run)
+            except LeaseLost:
+                return self._as_read()
             finally:
                 self._done_writing()
 
@@ -264,6 +285,9 @@ class Engine:
         assert self._conn is not None
         try:
             return run(self._conn)
+        except LeaseLost:
+            self._drop_writer()
+            raise
         except sqlite3.DatabaseError as exc:
             if not self.heal(exc, self._ino):
                 raise
@@ -370,10 +394,7 @@ class Engine:
         return self._reading(lambda c: line_origin(c, path, line_text, scope))
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-        self.lease.release()
+        self._drop_writer()
         if self._users is not None:
             locks.unlock(self._users)
             self._users = None

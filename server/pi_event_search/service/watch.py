@@ -90,14 +90,20 @@ async def watch_async(engine: Engine, on_change: Callable[[Report], None],
     """The language server's loop: refreshes run in a worker thread, never on the event loop.
     An error (in a refresh, or in the watcher itself) is reported, then the loop waits a
     backoff (1 s doubling to 60 s) and carries on with a full refresh; the first refresh that
-    succeeds clears the error."""
+    succeeds clears the error. It ends when this process is no longer the writer (another
+    took the lease while this one was stopped): the caller follows the new writer."""
     delay, failed, rescan = BACKOFF_FIRST, False, _Rescan()
     while not stop.is_set():
         try:
             async for changes in watchfiles.awatch(
                     *_watched(engine), watch_filter=_relevant, debounce=50, step=10,
                     rust_timeout=TICK_MS, yield_on_timeout=True, stop_event=stop):
+                if engine.lease.lost or not engine.writer:
+                    await asyncio.to_thread(engine.still_writer)
+                    return
                 paths = rescan.paths(changes)
+                if paths is None and engine.replaced():
+                    paths = set()  # a damaged index was moved aside: fill the new one
                 if paths is None:
                     continue
                 report = await asyncio.to_thread(engine.refresh_paths, paths)
