@@ -39,6 +39,7 @@ from pi_event_search.source.discovery import default_dirs
 T = TypeVar("T")
 OPEN_REQUEST_WAIT = 5.0  # seconds a request waits for the index to open before its error
 OPEN_BACKOFF_MAX = 2.0  # seconds between tries to open the index, at most
+FOLLOWING = "following the writer: "
 log = logging.getLogger(__name__)
 
 
@@ -242,13 +243,15 @@ class PiEventServer(LanguageServer):
                     generation = await asyncio.to_thread(engine.generation)
                     continue
                 seen = await asyncio.to_thread(self.follow, engine, generation)
+                if self.engine_error and self.engine_error.startswith(FOLLOWING):
+                    self.engine_error = None  # read again: the error has passed
                 if seen != generation:  # on the event loop: pygls writes are not thread-safe
                     self.protocol.notify("piEvents/indexChanged", {
                         "generation": seen, "changedSessions": 0 if generation is None else 1,
                         "indexing": False})
                     generation = seen
             except Exception as exc:  # never let indexing take the server down
-                self.engine_error = f"following the writer: {exc}"
+                self.engine_error = f"{FOLLOWING}{exc}"
                 log.error("pi-event-search: %s", self.engine_error)
             await asyncio.sleep(LEASE_POLL)
 

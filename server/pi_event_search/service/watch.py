@@ -116,7 +116,9 @@ async def watch_async(engine: Engine, on_change: Callable[[Report], None],
     backoff (1 s doubling to 60 s) and carries on with a full refresh; the first refresh that
     succeeds clears the error. It ends when this process is no longer the writer (another
     took the lease while this one was stopped): the caller follows the new writer."""
-    delay, failed, rescan = BACKOFF_FIRST, False, _Rescan()
+    # failed: the first refresh that succeeds clears the error (the writer's first pass, which
+    # ran before the watcher, may have left one: a full disk)
+    delay, failed, rescan = BACKOFF_FIRST, True, _Rescan()
     while not stop.is_set():
         try:
             watched = _watched(engine)
