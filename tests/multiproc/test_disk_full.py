@@ -23,7 +23,6 @@ from support import PiHome
 
 pytestmark = pytest.mark.timeout(400)
 NEEDLES = [f"needle{chr(97 + i)}tmpfs" for i in range(20)]
-SESSIONS = 100
 
 
 def _mount(where: Path, size: str, remount: bool = False) -> bool:
@@ -33,29 +32,34 @@ def _mount(where: Path, size: str, remount: bool = False) -> bool:
     return done.returncode == 0
 
 
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
+@pytest.fixture(params=[(100, "8m"), (300, "40m")], ids=["full in the newest slice",
+                                                         "full in the bulk load"])
+def small_disk(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Path, int]]:
+    """The index directory on a tmpfs too small for the index of the history (sessions): 8 MB
+    fills during the newest 16 MB (indexed first), 40 MB in the bulk load that follows."""
+    sessions, size = request.param
     where = tmp_path / "index"
     where.mkdir()
-    if os.geteuid() != 0 or not _mount(where, "8m"):
+    if os.geteuid() != 0 or not _mount(where, size):
         pytest.fail("mounting a tmpfs needs root (CI and this machine run the tests as root)")
     try:
-        yield where
+        yield where, sessions
     finally:
         subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)
 
 
-def _history(home: PiHome) -> None:
-    """About 14 MB of sessions whose words do not repeat (an index bigger than 8 MB)."""
+def _history(home: PiHome, sessions: int) -> None:
+    """Sessions of 80 KB whose words do not repeat (their index is about twice their size)."""
     rng = random.Random(31)
-    for i in range(SESSIONS):
+    step = sessions // len(NEEDLES)
+    for i in range(sessions):
         sb = SessionBuilder(home.sessions, "/home/dev/proj", name_seed=f"full-{i}")
         for j in range(12):
             words = " ".join(f"{rng.getrandbits(40):x}" for _ in range(160))
             sb.user(f"step {j} of session {i}: {words}")
             sb.bash(f"make t{j}", " ".join(f"{rng.getrandbits(40):x}" for _ in range(400)))
-        if i % (SESSIONS // len(NEEDLES)) == 0:
-            sb.user(f"the {NEEDLES[i // (SESSIONS // len(NEEDLES))]} incident")
+        if i % step == 0:
+            sb.user(f"the {NEEDLES[i // step]} incident")
 
 
 def _answers(c: LspClient, word: str) -> bool:
@@ -78,9 +82,10 @@ def _workers() -> list[int]:
 
 
 def test_a_disk_full_during_a_first_index_heals_once_space_is_back(
-        tmp_path: Path, small_disk: Path) -> None:
+        tmp_path: Path, small_disk: tuple[Path, int]) -> None:
+    disk, sessions = small_disk
     home = fresh_home(tmp_path)
-    _history(home)
+    _history(home, sessions)
     servers: list[LspClient] = []
     try:
         for _ in range(2):
@@ -96,7 +101,7 @@ def test_a_disk_full_during_a_first_index_heals_once_space_is_back(
         assert any("database or disk is full" in e for e in errors), errors
         for c in servers:  # answering from what is committed meanwhile
             c.request("piEvents/search", {"query": "step"}, timeout=30)
-        assert _mount(small_disk, "256m", remount=True)
+        assert _mount(disk, "512m", remount=True)
         for c in servers:
             for word in NEEDLES:
                 _until(lambda c=c, w=word: _answers(c, w), 150, f"{word} answered")
@@ -107,5 +112,5 @@ def test_a_disk_full_during_a_first_index_heals_once_space_is_back(
     finally:
         for c in servers:
             c.close()
-    _check_index(home.index, SESSIONS)
+    _check_index(home.index, sessions)
     assert _workers() == [], "a full-text worker outlived its server"
