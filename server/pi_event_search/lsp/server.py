@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import threading
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,6 +42,8 @@ T = TypeVar("T")
 OPEN_REQUEST_WAIT = 5.0  # seconds a request waits for the index to open before its error
 OPEN_BACKOFF_MAX = 2.0  # seconds between tries to open the index, at most
 FOLLOWING = "following the writer: "
+WRITE_THREADS = 2  # a pass and one request waiting for it; more requests queue
+WRITE_QUEUE_WAIT = 2.0  # seconds a bounded write may also wait for a thread of the pool
 log = logging.getLogger(__name__)
 
 
@@ -60,6 +64,7 @@ class PiEventServer(LanguageServer):
         self.background: asyncio.Task[None] | None = None
         self._warned: set[str] = set()
         self.folders_given = False  # the client opened with workspace folders (rootUri is legacy)
+        self.write_pool = ThreadPoolExecutor(WRITE_THREADS, thread_name_prefix="pies-write")
 
     # -- logging: logs always, pop-ups only for what a user must act on ----------------------
     def log(self, message: str, kind: t.MessageType = t.MessageType.Log) -> None:
@@ -170,12 +175,17 @@ class PiEventServer(LanguageServer):
                                 "indexing": self.indexing}
         self.protocol.notify("piEvents/indexChanged", params)
 
-    async def index_now(self, paths: set[str] | None = None) -> Report:
+    async def index_now(self, paths: set[str] | None = None, wait: float | None = None
+                        ) -> Report:
+        """A pass (the writer's first one: wait None), or a client's reindex (`wait`: answered
+        within about that long, with the generation the index is at when a pass under way
+        holds it longer)."""
         engine = await self.ready_engine()
         # Files a client saw grow: a moment's work, exact or else a full refresh. A reader waits
-        # (bounded) for the writer to have indexed them.
-        if paths or not engine.writer:
-            result = await asyncio.to_thread(engine.refresh_paths, paths or set())
+        # (bounded) for the writer to have indexed them. A pass already under way here: no
+        # second one, and no second progress.
+        if paths or not engine.writer or (wait is not None and self.indexing):
+            result = await self._write(engine, engine.refresh_paths, paths or set(), wait=wait)
             self.notify_changed(result)
             return result
         token = str(uuid.uuid4())
@@ -192,13 +202,28 @@ class PiEventServer(LanguageServer):
 
         self.indexing = True
         try:
-            result = await asyncio.to_thread(engine.refresh, report)
+            result = await self._write(engine, engine.refresh, report, wait=wait)
         finally:
             self.indexing = False
             if progress:
                 self.work_done_progress.end(token, t.WorkDoneProgressEnd(message="done"))
         self.notify_changed(result)
         return result
+
+    async def _write(self, engine: Engine, fn: Callable[..., Report], *args: Any,
+                     wait: float | None) -> Report:
+        """Write work runs in a pool of its own (WRITE_THREADS): requests that wait for a pass
+        never take the threads that reads run in. A bounded wait that runs out answers with
+        the generation the index is at (the job is dropped if it has not started)."""
+        loop = asyncio.get_running_loop()
+        job = loop.run_in_executor(self.write_pool, functools.partial(fn, *args, wait=wait))
+        if wait is None:
+            return await job
+        try:
+            return await asyncio.wait_for(asyncio.shield(job), wait + WRITE_QUEUE_WAIT)
+        except TimeoutError:
+            job.cancel()
+            return Report(generation=await self.run_blocking(engine.generation))
 
     async def _progress_begin(self, token: str) -> bool:
         caps = self.client_capabilities.window

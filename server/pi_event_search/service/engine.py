@@ -10,7 +10,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -96,8 +96,12 @@ class Engine:
         try:
             # The schema exists and is current (or IndexBusy). The lease is taken only by a
             # process about to write (a pass, a server's background task): one that only reads
-            # never holds it.
-            store.connect(index_path).close()
+            # never holds it; and by one that finds an older schema, which it drops only then.
+            try:
+                store.connect(index_path, rebuild=False).close()
+            except store.OldSchema as exc:
+                if not self.take_writer():
+                    raise store.IndexBusy(f"{exc}; another process writes it") from exc
         except BaseException:
             self.close()  # a failed open keeps no descriptor
             raise
@@ -216,11 +220,13 @@ class Engine:
         return store.generation(self.reader())
 
     # -- writing (the writer only) -----------------------------------------------------------
-    def refresh(self, progress: indexer.Progress | None = None) -> indexer.Report:
+    def refresh(self, progress: indexer.Progress | None = None, wait: float | None = None
+                ) -> indexer.Report:
         """A full pass, when this process is (or can become) the writer; otherwise nothing is
-        written and the report says what the index holds."""
-        with self._write_lock:
-            if not self.take_writer():
+        written and the report says what the index holds. `wait`: at most this long for a pass
+        under way in this process (then the report of what the index holds)."""
+        with self._writes(wait) as free:
+            if not free or not self.take_writer():
                 return self._as_read()
             assert self._conn is not None
             try:
@@ -261,10 +267,13 @@ class Engine:
             self._done_writing()
             self._write_lock.release()
 
-    def refresh_paths(self, paths: set[str]) -> indexer.Report:
+    def refresh_paths(self, paths: set[str], wait: float | None = None) -> indexer.Report:
         """Refresh just these files when that is enough to be exact, else everything. A process
-        that is not the writer waits (bounded) until the writer has indexed them."""
-        with self._write_lock:
+        that is not the writer waits (bounded) until the writer has indexed them; `wait` bounds
+        the wait for a pass under way in this process (refresh)."""
+        with self._writes(wait) as free:
+            if not free:
+                return self._as_read()
             if not self.take_writer():
                 self.wait_indexed(paths or None, REINDEX_WAIT)
                 return self._as_read()
@@ -278,6 +287,17 @@ class Engine:
                 return self._as_read()
             finally:
                 self._done_writing()
+
+    @contextlib.contextmanager
+    def _writes(self, wait: float | None) -> Iterator[bool]:
+        """The write lock, waiting at most `wait` seconds for it (None: as long as it takes);
+        yields whether it is held."""
+        free = self._write_lock.acquire(timeout=-1 if wait is None else wait)
+        try:
+            yield free
+        finally:
+            if free:
+                self._write_lock.release()
 
     def _writing(self, run: Callable[[sqlite3.Connection], T]) -> T:
         """A write on the write connection; should SQLite find the index damaged, it is moved

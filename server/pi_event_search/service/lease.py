@@ -190,7 +190,8 @@ class Lease:
                 locks.unlock(fd)  # a holder that took the lease without the flock, alive
                 return None
             return _Held(self.path, fd, flock=True)
-        if seen is None or seen.pid == os.getpid() or seen.silent() < STALL:
+        # An older version's holder beats not (its record is its pid alone): never taken over.
+        if seen is None or seen.pid == os.getpid() or not seen.at or seen.silent() < STALL:
             return None
         fd = os.open(self.path, os.O_RDWR)
         return _Held(self.path, fd, flock=False, expected=seen.epoch)
