@@ -125,7 +125,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _engine(args: argparse.Namespace) -> Engine:
-    return Engine.open(Path(args.index) if args.index else None, list(args.sessions_dir))
+    engine = Engine.open(Path(args.index) if args.index else None, list(args.sessions_dir))
+    if engine.recovered:  # said once, by the process that moved the damaged index aside
+        print(f"pi-event-search: {engine.recovered}", file=sys.stderr)
+    return engine
 
 
 def _scope(args: argparse.Namespace) -> Scope:

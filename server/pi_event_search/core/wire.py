@@ -212,6 +212,7 @@ class IndexInfo(TypedDict):
     schemaVersion: int
     generation: int
     indexing: NotRequired[bool]  # the language server's, not the CLI's
+    recovered: NotRequired[str]  # a damaged index this process moved aside (issue 31)
 
 
 class SessionProblem(TypedDict):

@@ -17,6 +17,7 @@ from pi_event_search.index import progress as progress_mod
 from pi_event_search.index.filestate import FileRow
 from pi_event_search.index.fulltext import FullText
 from pi_event_search.index.passes import Pass, Progress, Report
+from pi_event_search.index.passscope import PassScope
 from pi_event_search.index.prepare import sample_texts
 from pi_event_search.source.discovery import HeaderInfo, Observation
 
@@ -83,12 +84,12 @@ def still_done(obs: Observation, infos: dict[str, HeaderInfo],
         and sid is not None and canonical[sid].path == obs.path
 
 
-def bulk_apply(p: Pass, report: Report, first: bool, early: set[str]
-                ) -> ftsload.FtsLoad | None:
+def bulk_apply(p: Pass, report: Report, first: bool, early: set[str], scope: PassScope) -> None:
     """Newest first, through the side load (ftsload) when it can be copied in at the end: into an
     empty full-text index, or a first index's (`first`) whose only rows are its first slice
     (`early`, already applied, or applied by a pass that was stopped: the load starts by catching
-    up with them)."""
+    up with them). The side load belongs to `scope` from its start: whatever raises after it,
+    its worker stops and its lock is released."""
     conn = p.conn
     writes.bulk_begin(conn)
     _ensure_dictionary(conn, [o.path for o in p.todo])
@@ -96,18 +97,18 @@ def bulk_apply(p: Pass, report: Report, first: bool, early: set[str]
     p.observed = sorted((o for o in everything if o.path not in early),
                         key=lambda o: -o.mtime_ns)
     p.done = len(early)
-    load = ftsload.begin(conn, first=first)
-    p.fulltext = load or FullText(conn)
+    scope.load = ftsload.begin(conn, first=first)
+    p.fulltext = scope.load or FullText(conn)
     passes.apply_all(p, report)
     p.observed = everything
-    return load
 
 
-def end_bulk(conn: sqlite3.Connection, load: ftsload.FtsLoad | None, progress: Progress | None,
+def end_bulk(conn: sqlite3.Connection, scope: PassScope, progress: Progress | None,
              files: int) -> None:
     if progress is not None:
         progress(files, files, "merging the full-text index")
     started = time.monotonic()
+    load = scope.load
     if load is not None:
         load.close_input()
         writes.bulk_indexes(conn)  # while the side thread merges
@@ -116,6 +117,7 @@ def end_bulk(conn: sqlite3.Connection, load: ftsload.FtsLoad | None, progress: P
             print(f"index stats: full-text worker cpu {load.cpu:.2f} s; peak rss "
                   f"{load.rss[0]:.1f} MB here, {load.rss[1]:.1f} MB in the worker",
                   file=sys.stderr)
+        scope.load = None  # finished: its worker has exited and its lock is released
     writes.bulk_end(conn)
     with store.transaction(conn):
         progress_mod.clear(conn)

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pi_event_search.index import locks, store, textcodec
+from pi_event_search.index import locks, memo, store, textcodec
 
 try:
     import fcntl
@@ -210,11 +210,21 @@ class FtsLoad(FullText):
                 pass
 
     def abandon(self) -> None:
-        """The load stops here (an error in the pass): the flags stay, the next pass resumes."""
+        """The load stops here (an error in the pass): the flags stay, the next pass resumes. The
+        worker process is gone, its pipes closed and the side file unlocked when this returns."""
         self.abandoned = True
-        self.close_input()
-        self.thread.join()
-        self._unlock()
+        try:
+            self.close_input()
+            self.thread.join()
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+            for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):
+                        pipe.close()
+            self._unlock()
 
     def _unlock(self) -> None:
         """Release the side file's lock, once, on every path (success, error, abandon)."""
@@ -237,8 +247,9 @@ class FtsLoad(FullText):
         path = _main_file(self.conn)
         # A connection of its own: FTS5 caches the index structure per connection and reloads
         # it when another connection commits, never after its own writes to the shadow tables.
-        copier = sqlite3.connect(path, isolation_level=None, timeout=60)
+        copier = sqlite3.connect(path, isolation_level=None, timeout=60, factory=memo.Connection)
         copier.row_factory = sqlite3.Row
+        copier.guard = getattr(self.conn, "guard", None)  # the writer lease's check
         try:
             copier.execute("ATTACH ? AS side", (str(self.path),))
             with store.transaction(copier):

@@ -12,11 +12,12 @@ import sqlite3
 
 from pi_event_search.index import firstload, ftsload, passes, store, writes
 from pi_event_search.index import progress as progress_mod
-from pi_event_search.index.filestate import FilesCache, known_files, quiet
+from pi_event_search.index.filestate import FileRow, FilesCache, Settled, known_files, quiet
 from pi_event_search.index.firstload import FIRST_SLICE_BYTES
 from pi_event_search.index.fulltext import FullText
 from pi_event_search.index.ingest import apply_file
 from pi_event_search.index.passes import Pass, Progress, Report
+from pi_event_search.index.passscope import PassScope
 from pi_event_search.index.sessions import drop_session
 from pi_event_search.source.discovery import Observation, SessionDir, scan
 
@@ -45,6 +46,19 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
         report.changed["unchanged"] = settled.indexed
         report.generation = store.generation(conn)
         return report
+    with PassScope(conn) as scope:
+        _apply(conn, dirs, progress, report, observed, unavailable, known, settled, scope)
+    report.generation = store.generation(conn)
+    if progress is not None:
+        progress(len(observed), len(observed), "")
+    return report
+
+
+def _apply(conn: sqlite3.Connection, dirs: list[SessionDir], progress: Progress | None,
+           report: Report, observed: list[Observation], unavailable: set[str],
+           known: dict[str, FileRow], settled: Settled, scope: PassScope) -> None:
+    """A pass that has something to write: its resources belong to `scope` (passscope.py)."""
+    roots = {d.path for d in dirs}
     pending = writes.bulk_pending(conn)
     fresh = not known
     first = fresh or (pending and firstload.slice_only(conn))  # the side load may take the rest
@@ -66,28 +80,18 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
     if p.phase is not None and not fresh:  # readers know at once that a pass is under way
         with store.transaction(conn):
             progress_mod.publish(conn, p.phase, 0, len(todo))
-    load = None
-    try:
-        if bulk:
-            load = firstload.bulk_apply(p, report, first, early)
-        else:
-            passes.apply_all(p, report)
-        with writes.WriteBatch(conn, fulltext=p.fulltext) as batch:
-            batch.begin()
-            report.removed = _forget(p, {o.path for o in observed}, roots, unavailable)
-            batch.dirty |= report.removed > 0
-            if p.phase is not None and not bulk:
-                progress_mod.clear(conn)
-        if bulk:
-            firstload.end_bulk(conn, load, progress, len(observed))
-    except BaseException:
-        if load is not None:
-            load.abandon()  # releases its lock; the flags stay and the next pass resumes
-        raise
-    report.generation = store.generation(conn)
-    if progress is not None:
-        progress(len(observed), len(observed), "")
-    return report
+    if bulk:
+        firstload.bulk_apply(p, report, first, early, scope)
+    else:
+        passes.apply_all(p, report)
+    with writes.WriteBatch(conn, fulltext=p.fulltext) as batch:
+        batch.begin()
+        report.removed = _forget(p, {o.path for o in observed}, roots, unavailable)
+        batch.dirty |= report.removed > 0
+        if p.phase is not None and not bulk:
+            progress_mod.clear(conn)
+    if bulk:
+        firstload.end_bulk(conn, scope, progress, len(observed))
 
 
 def refresh_paths(conn: sqlite3.Connection, paths: set[str]) -> Report | None:

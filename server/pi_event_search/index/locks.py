@@ -39,6 +39,17 @@ def try_lock(path: Path, *, shared: bool = False) -> int | None:
     return fd
 
 
+def try_flock(fd: int) -> bool:
+    """Lock an open lock file exclusively, if no other process holds it (never waits)."""
+    if fcntl is None:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
 def wait_lock(path: Path, seconds: float, what: str) -> int:
     """try_lock until it succeeds, for at most `seconds`; then Busy saying what it waited for."""
     end = time.monotonic() + seconds

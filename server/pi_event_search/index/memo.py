@@ -9,6 +9,7 @@ the connection itself (store.connect opens every connection with this class), so
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 MAX_ENTRIES = 256  # per kind; a full memo is emptied (answers are cheap to compute again)
@@ -21,6 +22,8 @@ class Connection(sqlite3.Connection):
         super().__init__(*args, **kwargs)
         self.memo: dict[str, dict[Any, Any]] = {}
         self.memo_key: tuple[int, int] | None = None
+        # Run inside each write transaction (store.begin): the writer lease's check.
+        self.guard: Callable[[sqlite3.Connection], None] | None = None
 
 
 def of(conn: sqlite3.Connection, kind: str) -> dict[Any, Any]:

@@ -84,13 +84,19 @@ class ForeignDatabase(Exception):
 OPEN_WAIT = 5.0  # seconds a process waits for another one that is creating the schema
 
 
+class OldSchema(Exception):
+    """The index holds our own older schema: the holder of the writer lease rebuilds it."""
+
+
 class IndexBusy(Exception):
     """Another process is creating the index's schema (or holds it too long): retry later."""
 
 
-def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+def connect(path: Path, *, readonly: bool = False, rebuild: bool = True) -> sqlite3.Connection:
     """Open (and if needed create or rebuild) the index. Autocommit mode: callers BEGIN.
-    Read-only connections are opened with mode=ro: they never create the file, never write."""
+    Read-only connections are opened with mode=ro: they never create the file, never write.
+    `rebuild=False`: an index of our older schema raises OldSchema instead of being dropped
+    (only the holder of the writer lease rebuilds: another process may be writing it)."""
     if readonly:
         conn = _open(f"file:{quote(str(path))}?mode=ro")
     else:
@@ -99,7 +105,7 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
         conn = _open(f"file:{quote(str(path))}?mode=rw")
         try:
             if not _ready(conn):
-                _create(conn, path)
+                _create(conn, path, rebuild)
         except BaseException:
             conn.close()
             raise
@@ -136,7 +142,7 @@ def _ready(conn: sqlite3.Connection) -> bool:
     return wal and _ours_and_current(conn)
 
 
-def _create(conn: sqlite3.Connection, path: Path) -> None:
+def _create(conn: sqlite3.Connection, path: Path, rebuild: bool = True) -> None:
     """WAL and the schema, one process at a time (a lock file beside the index): SQLite does not
     wait on its busy handler for a journal-mode change, and two creators at once got "database
     is locked" (issue 26: 11 of 300 concurrent opens). A creator killed half-way leaves no
@@ -148,7 +154,7 @@ def _create(conn: sqlite3.Connection, path: Path) -> None:
             # by a bulk load's final merge go back to the file system instead of staying there.
             conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
         _set_wal(conn, path)
-        _ensure_schema(conn, path)
+        _ensure_schema(conn, path, rebuild)
     finally:
         locks.unlock(fd)
 
@@ -168,7 +174,7 @@ def _set_wal(conn: sqlite3.Connection, path: Path) -> None:
             time.sleep(0.02)
 
 
-def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
+def _ensure_schema(conn: sqlite3.Connection, path: Path, rebuild: bool) -> None:
     if _ours_and_current(conn):
         return
     conn.execute("BEGIN IMMEDIATE")
@@ -187,6 +193,8 @@ def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
             raise ForeignDatabase(
                 f"{path} was written by a newer pi-event-search (schema {version}, this one "
                 f"reads {SCHEMA_VERSION}); leaving it as it is: upgrade, or use another index path")
+        if tables and not rebuild:
+            raise OldSchema(f"{path} holds an older schema ({version}): rebuilt by the writer")
         for name in tables:  # our own older schema: the index is disposable, rebuild it
             conn.execute(f'DROP TABLE IF EXISTS "{name}"')
         for statement in _statements(SCHEMA):
@@ -226,10 +234,24 @@ def bump_generation(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
 
 
+def begin(conn: sqlite3.Connection) -> None:
+    """Begin a write transaction, taking SQLite's write lock up front (BEGIN IMMEDIATE: no
+    upgrade deadlocks), then run the connection's guard inside it: the writer lease checks there
+    that it is still this process's (service/lease.py), and nothing is written if it is not."""
+    conn.execute("BEGIN IMMEDIATE")
+    guard = getattr(conn, "guard", None)
+    if guard is not None:
+        try:
+            guard(conn)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    """A write transaction that takes the lock up front (BEGIN IMMEDIATE): no upgrade deadlocks."""
-    conn.execute("BEGIN IMMEDIATE")
+    """A write transaction (begin) committed at the end, rolled back on any error."""
+    begin(conn)
     try:
         yield
     except BaseException:

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from pi_event_search.index.fulltext import FullText
-from pi_event_search.index.store import bump_generation, transaction
+from pi_event_search.index.store import begin, bump_generation, transaction
 
 # Indexes whose keys arrive in random order during a load: built once after a bulk load instead of
 # row by row (the others grow at their right edge, and drops during a load need fragments_eid).
@@ -86,7 +86,7 @@ class WriteBatch:
 
     def begin(self) -> None:
         if self.started is None:
-            self.conn.execute("BEGIN IMMEDIATE")
+            begin(self.conn)
             self.started = time.monotonic()
 
     def commit(self) -> None:

@@ -31,6 +31,7 @@ from pi_event_search.lsp.params import (
 from pi_event_search.lsp.server import PiEventServer
 from pi_event_search.query.parse import QueryTooLong
 from pi_event_search.query.search import Filters, Page, StaleCursor
+from pi_event_search.service.engine import REINDEX_WAIT
 
 NOT_FOUND, STALE_CURSOR, QUERY_TOO_LONG, INDEX_UNAVAILABLE = -32001, -32002, -32003, -32004
 SYMBOL_LIMIT = 50
@@ -140,6 +141,8 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
     @ls.feature("piEvents/status")
     @errors
     async def status(ls: PiEventServer, params: Any) -> wire.StatusResult:
+        if ls.engine is None:  # opening, or failed: status answers in every state, at once
+            return ls.status_unopened()
         result = await ls.run_blocking((await ls.ready_engine()).status, ls.scope())
         result["index"]["indexing"] = ls.indexing
         result["server"] = await ls.run_blocking(ls.server_state)
@@ -148,7 +151,7 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
     @ls.feature("piEvents/reindex")
     @errors
     async def reindex(ls: PiEventServer, params: Any) -> wire.ReindexResult:
-        report = await ls.index_now(reindex_paths(params))
+        report = await ls.index_now(reindex_paths(params), wait=REINDEX_WAIT)
         return {"changedSessions": report.changed_sessions, "generation": report.generation}
 
     @ls.feature("piEvents/fileHistory")

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import threading
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,18 +26,24 @@ from pi_event_search import __version__
 from pi_event_search.core import wire
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.errors import EngineError
+from pi_event_search.core.locations import default_index_path, pi_sessions_dir
 from pi_event_search.core.wire import IndexChanged
 from pi_event_search.index.indexer import Report
+from pi_event_search.index.store import SCHEMA_VERSION
 from pi_event_search.lsp import settings
 from pi_event_search.lsp.params import file_path
 from pi_event_search.lsp.protocol import PiEventProtocol, plain_dicts
-from pi_event_search.service.engine import OPENING, Engine, IndexRefused
+from pi_event_search.service.engine import OPENING, Engine, IndexOpening
 from pi_event_search.service.lease import POLL as LEASE_POLL
 from pi_event_search.service.watch import watch_async
+from pi_event_search.source.discovery import default_dirs
 
 T = TypeVar("T")
 OPEN_REQUEST_WAIT = 5.0  # seconds a request waits for the index to open before its error
 OPEN_BACKOFF_MAX = 2.0  # seconds between tries to open the index, at most
+FOLLOWING = "following the writer: "
+WRITE_THREADS = 2  # a pass and one request waiting for it; more requests queue
+WRITE_QUEUE_WAIT = 2.0  # seconds a bounded write may also wait for a thread of the pool
 log = logging.getLogger(__name__)
 
 
@@ -56,6 +64,7 @@ class PiEventServer(LanguageServer):
         self.background: asyncio.Task[None] | None = None
         self._warned: set[str] = set()
         self.folders_given = False  # the client opened with workspace folders (rootUri is legacy)
+        self.write_pool = ThreadPoolExecutor(WRITE_THREADS, thread_name_prefix="pies-write")
 
     # -- logging: logs always, pop-ups only for what a user must act on ----------------------
     def log(self, message: str, kind: t.MessageType = t.MessageType.Log) -> None:
@@ -92,10 +101,15 @@ class PiEventServer(LanguageServer):
         session, cutoff = current or (self.settings.current_session, self.settings.cutoff)
         return Scope.of(self.roots(), session, cutoff)
 
+    def index_path(self) -> Path:
+        return Path(self.settings.index_path) if self.settings.index_path \
+            else self.cli_index or default_index_path(SCHEMA_VERSION)
+
     async def open_engine(self) -> None:
-        """Open the index off the event loop, retried with a backoff (0.05 s doubling to 2 s)
-        while another process is creating it or any other error may pass; only an index that is
-        not ours ends the tries (state failed)."""
+        """Open the index off the event loop. What may pass (another process creating it, busy,
+        locked, a full disk) is retried with a backoff (0.05 s doubling to 2 s); anything else
+        ends the tries at once (state failed, lastError says why, requests get `Index
+        unavailable: <reason>` without waiting)."""
         index = Path(self.settings.index_path) if self.settings.index_path else self.cli_index
         dirs = [*self.cli_dirs, *self.settings.session_dirs]
         delay = 0.05
@@ -103,18 +117,20 @@ class PiEventServer(LanguageServer):
             try:
                 self.engine = await asyncio.to_thread(Engine.open, index, dirs)
                 self.engine_error = None
+                if self.engine.recovered:
+                    self.log(f"pi-event-search: {self.engine.recovered}", t.MessageType.Warning)
                 break
-            except IndexRefused as exc:
-                self.engine_error, self.failed = str(exc), True
-                self.window_show_message(t.ShowMessageParams(
-                    type=t.MessageType.Error,
-                    message=f"pi-event-search cannot open its index: {exc}"))
-                break
-            except EngineError as exc:
+            except IndexOpening as exc:
                 self.engine_error = str(exc)
                 log.warning("pi-event-search: %s (retrying in %.2f s)", exc, delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, OPEN_BACKOFF_MAX)
+            except Exception as exc:  # noqa: BLE001 - every other error is final: say which
+                self.engine_error, self.failed = str(exc) or type(exc).__name__, True
+                self.window_show_message(t.ShowMessageParams(
+                    type=t.MessageType.Error,
+                    message=f"pi-event-search cannot open its index: {self.engine_error}"))
+                break
         self.opened.set()
 
     async def ready_engine(self) -> Engine:
@@ -136,7 +152,21 @@ class PiEventServer(LanguageServer):
             state = "indexing" if self.indexing or engine.indexing() is not None else "ready"
         return {"state": state, "role": "writer" if engine and engine.writer else "reader",
                 "writerPid": engine.writer_pid() if engine else None,
-                "lastError": self.engine_error}
+                "lastError": self.engine_error or (engine.writer_stalled() if engine else None)}
+
+    def status_unopened(self) -> wire.StatusResult:
+        """piEvents/status before the index is open (opening, or failed): what is known without
+        it, and the server's state and last error."""
+        dirs = default_dirs(pi_sessions_dir(), [*self.cli_dirs, *self.settings.session_dirs])
+        roots = self.scope().roots
+        return {"index": {"path": str(self.index_path()), "bytes": 0,
+                          "schemaVersion": SCHEMA_VERSION, "generation": 0,
+                          "indexing": False},
+                "sessions": 0, "events": 0, "fragments": 0, "stale": [], "unavailable": [],
+                "duplicates": [], "badLines": [], "skipped": [],
+                "sessionDirs": [d.path for d in dirs],
+                "roots": list(roots) if roots is not None else None,
+                "server": self.server_state()}
 
     # -- indexing ------------------------------------------------------------------------------
     def notify_changed(self, report: Report) -> None:
@@ -145,12 +175,17 @@ class PiEventServer(LanguageServer):
                                 "indexing": self.indexing}
         self.protocol.notify("piEvents/indexChanged", params)
 
-    async def index_now(self, paths: set[str] | None = None) -> Report:
+    async def index_now(self, paths: set[str] | None = None, wait: float | None = None
+                        ) -> Report:
+        """A pass (the writer's first one: wait None), or a client's reindex (`wait`: answered
+        within about that long, with the generation the index is at when a pass under way
+        holds it longer)."""
         engine = await self.ready_engine()
         # Files a client saw grow: a moment's work, exact or else a full refresh. A reader waits
-        # (bounded) for the writer to have indexed them.
-        if paths or not engine.writer:
-            result = await asyncio.to_thread(engine.refresh_paths, paths or set())
+        # (bounded) for the writer to have indexed them. A pass already under way here: no
+        # second one, and no second progress.
+        if paths or not engine.writer or (wait is not None and self.indexing):
+            result = await self._write(engine, engine.refresh_paths, paths or set(), wait=wait)
             self.notify_changed(result)
             return result
         token = str(uuid.uuid4())
@@ -167,13 +202,28 @@ class PiEventServer(LanguageServer):
 
         self.indexing = True
         try:
-            result = await asyncio.to_thread(engine.refresh, report)
+            result = await self._write(engine, engine.refresh, report, wait=wait)
         finally:
             self.indexing = False
             if progress:
                 self.work_done_progress.end(token, t.WorkDoneProgressEnd(message="done"))
         self.notify_changed(result)
         return result
+
+    async def _write(self, engine: Engine, fn: Callable[..., Report], *args: Any,
+                     wait: float | None) -> Report:
+        """Write work runs in a pool of its own (WRITE_THREADS): requests that wait for a pass
+        never take the threads that reads run in. A bounded wait that runs out answers with
+        the generation the index is at (the job is dropped if it has not started)."""
+        loop = asyncio.get_running_loop()
+        job = loop.run_in_executor(self.write_pool, functools.partial(fn, *args, wait=wait))
+        if wait is None:
+            return await job
+        try:
+            return await asyncio.wait_for(asyncio.shield(job), wait + WRITE_QUEUE_WAIT)
+        except TimeoutError:
+            job.cancel()
+            return Report(generation=await self.run_blocking(engine.generation))
 
     async def _progress_begin(self, token: str) -> bool:
         caps = self.client_capabilities.window
@@ -209,20 +259,24 @@ class PiEventServer(LanguageServer):
                     log.info("pi-event-search: this process (%d) indexes %s", os.getpid(),
                              engine.index_path)
                     await self.lead(engine)
-                    if self.settings.watch:
+                    if self.settings.watch and (engine.writer or self.stop_watch.is_set()):
                         return
+                    if self.settings.watch:  # the lease was taken over: follow, try again
+                        continue
                     led = True
                     await asyncio.to_thread(engine.yield_writer)
                     generation = await asyncio.to_thread(engine.generation)
                     continue
                 seen = await asyncio.to_thread(self.follow, engine, generation)
+                if self.engine_error and self.engine_error.startswith(FOLLOWING):
+                    self.engine_error = None  # read again: the error has passed
                 if seen != generation:  # on the event loop: pygls writes are not thread-safe
                     self.protocol.notify("piEvents/indexChanged", {
                         "generation": seen, "changedSessions": 0 if generation is None else 1,
                         "indexing": False})
                     generation = seen
             except Exception as exc:  # never let indexing take the server down
-                self.engine_error = f"following the writer: {exc}"
+                self.engine_error = f"{FOLLOWING}{exc}"
                 log.error("pi-event-search: %s", self.engine_error)
             await asyncio.sleep(LEASE_POLL)
 

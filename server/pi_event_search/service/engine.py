@@ -4,13 +4,16 @@ operations (refresh, search, read, trace, status). No protocol types here.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pi_event_search.core import locations
 from pi_event_search.core.authz import Scope
@@ -31,17 +34,18 @@ from pi_event_search.events.reader import read_event
 from pi_event_search.events.trace import trace_event
 from pi_event_search.files.filehistory import History, file_history
 from pi_event_search.files.lineorigin import line_origin
-from pi_event_search.index import indexer, locks, progress, store, textcodec, writes
+from pi_event_search.index import damage, indexer, locks, progress, store, textcodec, writes
 from pi_event_search.index.filestate import FilesCache
 from pi_event_search.index.status import status
 from pi_event_search.query.search import Filters, Page, search
-from pi_event_search.service.lease import Lease
+from pi_event_search.service.lease import Lease, LeaseLost
 from pi_event_search.source import jsonl
 from pi_event_search.source.discovery import SessionDir, default_dirs, scan
 
 READ_REFRESH_WAIT = 1.0  # seconds a read waits for the index held by an indexing pass
 REINDEX_WAIT = 10.0  # seconds a reader's piEvents/reindex waits for the writer to index paths
 OPENING = "index is being opened by another process; retrying"
+T = TypeVar("T")
 
 
 class IndexOpening(EngineError):
@@ -49,7 +53,12 @@ class IndexOpening(EngineError):
 
 
 class IndexRefused(EngineError):
-    """The index path holds a database that is not ours: retrying cannot help."""
+    """The index cannot be used and retrying cannot help (a database that is not ours, a path
+    that cannot hold a file, no permission, a damaged file that is not ours to move)."""
+
+
+class IndexDamaged(EngineError):
+    """SQLite reports the index corrupt: it was moved aside and is being rebuilt."""
 
 
 def _valid(value: Any) -> Any:
@@ -76,27 +85,48 @@ class Engine:
         # False: the lease is freed after each write (a server that does not watch: it writes
         # only when asked, and must leave the index to a server that follows it).
         self.keep_lease = True
-        index_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.recovered: str | None = None  # what this process did with a damaged index
+        self._ino: int | None = None  # the index file the write connection has open
+        try:
+            index_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except FileExistsError as exc:  # the index's directory is a file
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR),
+                                     str(index_path.parent)) from exc
         self._users = locks.try_lock(Path(f"{index_path}.users"), shared=True)  # in use
-        # The schema exists and is current (or IndexBusy). The lease is taken only by a process
-        # about to write (a pass, a server's background task): one that only reads never holds it.
-        store.connect(index_path).close()
+        try:
+            # The schema exists and is current (or IndexBusy). The lease is taken only by a
+            # process about to write (a pass, a server's background task): one that only reads
+            # never holds it; and by one that finds an older schema, which it drops only then.
+            try:
+                store.connect(index_path, rebuild=False).close()
+            except store.OldSchema as exc:
+                if not self.take_writer():
+                    raise store.IndexBusy(f"{exc}; another process writes it") from exc
+        except BaseException:
+            self.close()  # a failed open keeps no descriptor
+            raise
 
     @staticmethod
     def open(index_path: Path | None, extra_dirs: list[str]) -> Engine:
-        path = index_path or locations.default_index_path(store.SCHEMA_VERSION)
+        """Every error ends in one of two: IndexOpening (it may pass: busy, locked, a full disk;
+        retry) or IndexRefused (it will not: say why). A damaged index at a path this project
+        manages is moved aside and a new one is opened in its place."""
+        default = locations.default_index_path(store.SCHEMA_VERSION)
+        path = index_path or default
+        dirs = default_dirs(locations.pi_sessions_dir(), extra_dirs)
+        ino = damage.inode(path)
         try:
-            return Engine(path, default_dirs(locations.pi_sessions_dir(), extra_dirs))
-        except store.ForeignDatabase as exc:
-            raise IndexRefused(str(exc)) from exc
-        except (store.IndexBusy, locks.Busy) as exc:
-            raise IndexOpening(f"{OPENING}: {exc}") from exc
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise IndexOpening(f"{OPENING}: {exc}") from exc
-            raise EngineError(f"cannot open index {path}: {exc}") from exc
-        except sqlite3.DatabaseError as exc:
-            raise EngineError(f"cannot open index {path}: {exc}") from exc
+            return _open(path, dirs)
+        except IndexDamaged as exc:
+            if not damage.managed(path, default):
+                raise IndexRefused(f"{path} is damaged ({exc}) and was not created by "
+                                   "pi-event-search: move it away, or choose another index "
+                                   "path") from exc
+            moved = _classified(path, lambda: damage.move_aside(path, ino))
+        engine = _open(path, dirs)
+        if moved is not None:
+            engine.recovered = _recovered(path, moved)
+        return engine
 
     # -- roles -----------------------------------------------------------------------------
     @property
@@ -111,19 +141,38 @@ class Engine:
         return self._conn
 
     def take_writer(self) -> bool:
-        """Become the index's writer if no other process is (never waits)."""
+        """Become the index's writer if no other process is, or its writer has gone silent
+        (stopped: lease.py); never waits long."""
+        if self._conn is not None and self.lease.lost:
+            self._drop_writer()  # another process took the lease while this one was stopped
+        if self._conn is not None and self.replaced():
+            self._conn.close()  # the index was moved aside: write the new one
+            self._conn = store.connect(self.index_path)
+            self._ino = damage.inode(self.index_path)
+            self.lease.guard(self._conn)
         if self._conn is not None:
             return True
-        if not self.lease.try_take():
+        ino = damage.inode(self.index_path)
+        self._conn = self.lease.try_take(lambda: store.connect(self.index_path))
+        if self._conn is None:
             return False
-        try:
-            self._conn = store.connect(self.index_path)
-        except BaseException:
-            self.lease.release()
-            raise
+        self._ino = ino
         if self.index_path == locations.default_index_path(store.SCHEMA_VERSION):
             store.remove_older_versions(self.index_path)
         return True
+
+    def still_writer(self) -> bool:
+        """Whether this process still holds the lease (False once another took it over)."""
+        if self._conn is not None and self.lease.lost:
+            with self._write_lock:
+                self._drop_writer()
+        return self._conn is not None
+
+    def _drop_writer(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        self.lease.release()
 
     def yield_writer(self) -> None:
         """Free the lease now unless this process keeps it (a pass can fail before it writes)."""
@@ -133,21 +182,31 @@ class Engine:
     def _done_writing(self) -> None:
         """Under the write lock, after a write: free the lease unless this process keeps it."""
         if not self.keep_lease and self._conn is not None:
-            self._conn.close()
-            self._conn = None
-            self.lease.release()
+            self._drop_writer()
 
     def writer_pid(self) -> int | None:
         return self.lease.holder()
 
+    def writer_stalled(self) -> str | None:
+        return self.lease.stalled()
+
+    def replaced(self) -> bool:
+        """The write connection's file is no longer the index (a damaged one moved aside)."""
+        return self._conn is not None and damage.inode(self.index_path) != self._ino
+
     def reader(self) -> sqlite3.Connection:
         """A per-thread read-only connection (WAL readers never block the writer). When another
         connection has committed since this one last looked (PRAGMA data_version), dictionaries
-        the writer trained meanwhile are loaded before the read."""
+        the writer trained meanwhile are loaded before the read. A connection to a file that is
+        no longer the index (moved aside, damaged) is replaced by one to the new index."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        ino = damage.inode(self.index_path)
+        if conn is not None and ino != self._local.ino:
+            conn.close()
+            conn = None
         if conn is None:
             conn = self._local.conn = store.connect(self.index_path, readonly=True)
-            self._local.version = None
+            self._local.version, self._local.ino = None, ino
         version = conn.execute("PRAGMA data_version").fetchone()["data_version"]
         if version != self._local.version:
             textcodec.load(conn)
@@ -161,15 +220,19 @@ class Engine:
         return store.generation(self.reader())
 
     # -- writing (the writer only) -----------------------------------------------------------
-    def refresh(self, progress: indexer.Progress | None = None) -> indexer.Report:
+    def refresh(self, progress: indexer.Progress | None = None, wait: float | None = None
+                ) -> indexer.Report:
         """A full pass, when this process is (or can become) the writer; otherwise nothing is
-        written and the report says what the index holds."""
-        with self._write_lock:
-            if not self.take_writer():
+        written and the report says what the index holds. `wait`: at most this long for a pass
+        under way in this process (then the report of what the index holds)."""
+        with self._writes(wait) as free:
+            if not free or not self.take_writer():
                 return self._as_read()
             assert self._conn is not None
             try:
-                return indexer.refresh(self._conn, self.dirs, progress, self._files)
+                return self._writing(lambda c: indexer.refresh(c, self.dirs, progress, self._files))
+            except LeaseLost:
+                return self._as_read()
             finally:
                 self._done_writing()
 
@@ -198,27 +261,83 @@ class Engine:
             return
         try:
             if (self._conn is not None or not self.keep_lease) and self.take_writer():
-                assert self._conn is not None
-                indexer.refresh_paths(self._conn, {path})
+                with contextlib.suppress(LeaseLost):
+                    self._writing(lambda c: indexer.refresh_paths(c, {path}))
         finally:
             self._done_writing()
             self._write_lock.release()
 
-    def refresh_paths(self, paths: set[str]) -> indexer.Report:
+    def refresh_paths(self, paths: set[str], wait: float | None = None) -> indexer.Report:
         """Refresh just these files when that is enough to be exact, else everything. A process
-        that is not the writer waits (bounded) until the writer has indexed them."""
-        with self._write_lock:
+        that is not the writer waits (bounded) until the writer has indexed them; `wait` bounds
+        the wait for a pass under way in this process (refresh)."""
+        with self._writes(wait) as free:
+            if not free:
+                return self._as_read()
             if not self.take_writer():
                 self.wait_indexed(paths or None, REINDEX_WAIT)
                 return self._as_read()
-            conn = self._conn
-            assert conn is not None
-            try:
+            def run(conn: sqlite3.Connection) -> indexer.Report:
                 report = indexer.refresh_paths(conn, paths) if paths else None
                 return report if report is not None \
                     else indexer.refresh(conn, self.dirs, files=self._files)
+            try:
+                return self._writing(run)
+            except LeaseLost:
+                return self._as_read()
             finally:
                 self._done_writing()
+
+    @contextlib.contextmanager
+    def _writes(self, wait: float | None) -> Iterator[bool]:
+        """The write lock, waiting at most `wait` seconds for it (None: as long as it takes);
+        yields whether it is held."""
+        free = self._write_lock.acquire(timeout=-1 if wait is None else wait)
+        try:
+            yield free
+        finally:
+            if free:
+                self._write_lock.release()
+
+    def _writing(self, run: Callable[[sqlite3.Connection], T]) -> T:
+        """A write on the write connection; should SQLite find the index damaged, it is moved
+        aside and the write runs again on the new, empty index (a first index)."""
+        assert self._conn is not None
+        try:
+            return run(self._conn)
+        except LeaseLost:
+            self._drop_writer()
+            raise
+        except sqlite3.DatabaseError as exc:
+            if not self.heal(exc, self._ino):
+                raise
+        if not self.take_writer():
+            raise IndexDamaged("the index was damaged; another process rebuilds it")
+        assert self._conn is not None
+        return run(self._conn)
+
+    def _reading(self, run: Callable[[sqlite3.Connection], T]) -> T:
+        conn = self.reader()
+        try:
+            return run(conn)
+        except sqlite3.DatabaseError as exc:
+            if self.heal(exc, self._local.ino):
+                raise IndexDamaged(f"the index was damaged ({exc}); it was moved aside and is "
+                                   "being rebuilt: try again in a moment") from exc
+            raise
+
+    def heal(self, exc: BaseException, ino: int | None) -> bool:
+        """SQLite found the index damaged in use: move it aside (when this project manages its
+        path) and create the new one, which the writer's next pass fills. False when `exc` is
+        not damage, or the file is not ours to move."""
+        default = locations.default_index_path(store.SCHEMA_VERSION)
+        if not damage.corrupt(exc) or not damage.managed(self.index_path, default):
+            return False
+        moved = damage.move_aside(self.index_path, ino)
+        store.connect(self.index_path).close()
+        if moved is not None:
+            self.recovered = _recovered(self.index_path, moved)
+        return True
 
     def wait_indexed(self, paths: set[str] | None, seconds: float) -> bool:
         """Wait until the index holds these files as they are now (None: every session file of
@@ -261,40 +380,66 @@ class Engine:
                cursor: str | None = None, prefix_last: bool = False) -> Page:
         # Text from argv (surrogate escapes) or JSON (lone \uD800) may hold lone surrogates.
         clean = {f.name: _valid(getattr(filters, f.name)) for f in fields(filters)}
-        return search(self.reader(), jsonl.valid_text(query), Filters(**clean), scope, limit=limit,
-                      cursor=cursor if cursor is None else jsonl.valid_text(cursor),
-                      prefix_last=prefix_last)
+        return self._reading(lambda c: search(
+            c, jsonl.valid_text(query), Filters(**clean), scope, limit=limit,
+            cursor=cursor if cursor is None else jsonl.valid_text(cursor),
+            prefix_last=prefix_last))
 
     def read(self, ref: str | Ref, scope: Scope, **kw: Any) -> ReadResult:
         target = ref if isinstance(ref, Ref) else Ref.parse(ref)
-        return read_event(self.reader(), self.refresh_file, target, scope, **kw)
+        return self._reading(lambda c: read_event(c, self.refresh_file, target, scope, **kw))
 
     def trace(self, ref: str | Ref, scope: Scope) -> TraceResult:
         target = ref if isinstance(ref, Ref) else Ref.parse(ref)
-        return trace_event(self.reader(), target, scope)
+        return self._reading(lambda c: trace_event(c, target, scope))
 
     def locate(self, refs: list[Ref], scope: Scope) -> dict[tuple[str, str], Source]:
         """Where each visible event among `refs` is, in one pass (a note's links)."""
-        return locate(self.reader(), refs, scope)
+        return self._reading(lambda c: locate(c, refs, scope))
 
     def event_at(self, path: str, line: int, scope: Scope) -> EventAt | None:
-        return event_at(self.reader(), path, line, scope)
+        return self._reading(lambda c: event_at(c, path, line, scope))
 
     def status(self, scope: Scope | None) -> StatusResult:
-        return status(self.reader(), self.index_path, self.dirs, scope)
+        result = self._reading(lambda c: status(c, self.index_path, self.dirs, scope))
+        if self.recovered:
+            result["index"]["recovered"] = self.recovered
+        return result
 
     def file_history(self, path: str, scope: Scope, *, limit: int = 50,
                      cursor: str | None = None) -> History:
-        return file_history(self.reader(), path, scope, limit=limit, cursor=cursor)
+        return self._reading(lambda c: file_history(c, path, scope, limit=limit, cursor=cursor))
 
     def line_origin(self, path: str, line_text: str, scope: Scope) -> LineOriginResult:
-        return line_origin(self.reader(), path, line_text, scope)
+        return self._reading(lambda c: line_origin(c, path, line_text, scope))
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-        self.lease.release()
+        self._drop_writer()
         if self._users is not None:
             locks.unlock(self._users)
             self._users = None
+
+
+def _recovered(path: Path, moved: Path) -> str:
+    return f"the index {path} was damaged; it was moved aside to {moved} and is being rebuilt"
+
+
+def _classified(path: Path, run: Callable[[], T]) -> T:
+    """Run an opening step; its error as IndexOpening (it may pass), IndexDamaged or
+    IndexRefused (it will not pass by waiting)."""
+    try:
+        return run()
+    except store.ForeignDatabase as exc:
+        raise IndexRefused(str(exc)) from exc
+    except (store.IndexBusy, locks.Busy) as exc:
+        raise IndexOpening(f"{OPENING}: {exc}") from exc
+    except (sqlite3.Error, OSError) as exc:
+        if damage.corrupt(exc):
+            raise IndexDamaged(str(exc)) from exc
+        what = f"cannot open the index {path}: {exc}"
+        raise (IndexOpening(f"{what}; retrying") if damage.transient(exc)
+               else IndexRefused(what)) from exc
+
+
+def _open(path: Path, dirs: list[SessionDir]) -> Engine:
+    return _classified(path, lambda: Engine(path, dirs))
