@@ -21,10 +21,12 @@ from pi_event_search.core.wire import (
     Indexing,
     LineOriginResult,
     ReadResult,
+    SecretsResult,
     Source,
     StatusResult,
     TraceResult,
 )
+from pi_event_search.events.audit import secret_events
 from pi_event_search.events.event_at import event_at
 from pi_event_search.events.locate import locate
 from pi_event_search.events.reader import read_event
@@ -279,6 +281,9 @@ class Engine:
 
     def event_at(self, path: str, line: int, scope: Scope) -> EventAt | None:
         return event_at(self.reader(), path, line, scope)
+
+    def secrets(self, scope: Scope) -> SecretsResult:
+        return secret_events(self.reader(), scope)
 
     def status(self, scope: Scope | None) -> StatusResult:
         return status(self.reader(), self.index_path, self.dirs, scope)
