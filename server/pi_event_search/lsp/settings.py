@@ -64,18 +64,12 @@ def parse(options: Any, base: Settings | None = None) -> Settings:
             values["cutoff"] = current["cutoff"]
         else:
             warn.append("currentSession: expected {sessionId, cutoff} (both strings); ignored")
-    watch = options.get("watch")
-    if watch is not None:
-        if isinstance(watch, bool):
-            values["watch"] = watch
-        else:
-            warn.append("watch: expected true or false; ignored")
-    reveal = options.get("revealSecrets")
-    if reveal is not None:
-        if isinstance(reveal, bool):
-            values["reveal_secrets"] = reveal
-        else:
-            warn.append("revealSecrets: expected true or false; ignored")
+    for key, field_name in (("watch", "watch"), ("revealSecrets", "reveal_secrets")):
+        flag = options.get(key)
+        if isinstance(flag, bool):
+            values[field_name] = flag
+        elif flag is not None:
+            warn.append(f"{key}: expected true or false; ignored")
     values["warnings"] = tuple(warn)
     return Settings(**values)
 
