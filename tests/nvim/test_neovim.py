@@ -235,7 +235,7 @@ def test_units(world: World) -> None:
         "limit: expected an integer in 1..200, got 500",
     ]
     assert out["init_options"] == {"roots": ["/w"], "watch": True, "sessionDirs": ["/arch"],
-                                   "indexPath": "/tmp/ix.sqlite3"}
+                                   "indexPath": "/tmp/ix.sqlite3", "revealSecrets": False}
     assert out["refs"] == [["pi-event:019f-aa.b/5e6f7081#tool.result:0", 4, 45],
                            ["pi-event:S1/v1~3", 51, 67]]
     assert out["ref_at"] == "pi-event:S1/v1~3" and out["ref_none"] and out["parse_bad"]

@@ -21,6 +21,9 @@ import time
 import pytest
 from pihelp import EXT, WORD, Project, pi_cli
 
+from builder import SessionBuilder
+from secretcorpus import ESCAPES
+
 ANSI = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]"  # CSI
                   r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC
                   r"|\x1b[_P^][^\x1b]*\x1b\\|\x1b[=>78]")  # APC, DCS; keypad, cursor save
@@ -79,13 +82,18 @@ def test_events_picker_in_the_interactive_tui(project: Project) -> None:
     term = Terminal([node, str(pi_cli()), "--offline", "-nc", "-e", str(EXT / "src" / "index.ts")],
                     str(project.root), env)
     ref = f"pi-event:{project.earlier.session_id}/{project.earlier_hit}"
+    # An old bash output that would clear the screen, set the title and ring the bell if it reached
+    # the terminal raw; and a key in a command.
+    old = SessionBuilder(project.agent / "sessions", str(project.root))
+    old.bash("make", f"quokkaline{ESCAPES} built with sk-proj-Qx7vR2mN8kL4pT6wY1zB3cD5fG9hJ0aS\n")
+    header = rf"Pi events · sessions of {re.escape(str(project.root.resolve()))}, current session left out"
     try:
         term.until(r"pi v0\.73\.1")
         time.sleep(1)  # the editor takes keys once drawn
         opened = term.type("/events zebra")
         term.until(r"/events zebra", opened)
         shown = term.until(r"npm ERR! zebracorn module missing", term.type("\r"))
-        assert "Pi events · this project, current session left out" in shown
+        assert re.search(header, shown)
         assert "fix the build" in shown and "tool.result bash error" in shown
         assert "another project" not in shown
         moved = term.until(rf"preview {re.escape(ref)}", term.type("\x1b[B"))
@@ -99,7 +107,13 @@ def test_events_picker_in_the_interactive_tui(project: Project) -> None:
         # The shortcut opens it again (empty query: the newest events); Escape leaves the prompt
         # as it was, the reference still in it.
         again = term.until(r"enter insert ref · tab insert quote", term.type("\x1be"))  # alt+e
-        assert "Pi events · this project" in again
+        assert re.search(header, again)
+        mark = term.type("quokkaline")
+        found = term.until(r"quokkaline built with \[redacted: openai-key\]", mark)
+        assert "Qx7vR2mN8kL4" not in found
+        raw = term.out[mark:].decode("utf-8", "replace")
+        assert "pwned title" not in raw, "a recorded OSC sequence reached the terminal"
+        assert "\x1b[2J" not in raw and "\x1b[31m" not in raw, "a recorded escape reached the terminal"
         closed = term.until(re.escape(ref), term.type("\x1b"))
         assert "Pi events ·" not in closed
     finally:

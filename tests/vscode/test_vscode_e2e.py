@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +128,7 @@ class Fixture:
 @contextlib.contextmanager
 def running_code_server(tmp_path: Path, tag: str = "", env_overrides: dict[str, str] | None = None,
                         data_dir: Path | None = None, vsix: Path = VSIX,
+                        plant: Callable[[Fixture], None] | None = None,
                         **overrides: Any) -> Iterator[tuple[Fixture, str, Path]]:
     """code-server with the .vsix installed, over the fixture workspace; stopped on exit.
     A setting given as None is left out. `data_dir` keeps the profile (user data, extensions)
@@ -136,6 +137,8 @@ def running_code_server(tmp_path: Path, tag: str = "", env_overrides: dict[str, 
     if reason:
         pytest.skip(reason)
     fx = Fixture(tmp_path)
+    if plant is not None:  # more sessions, before the server first indexes
+        plant(fx)
     data = data_dir or tmp_path / "cs"
     user = data / "user"
     exts = data / "ext"

@@ -15,6 +15,7 @@ import { EventPicker, type PickerResult, type PickerSource, quoteOf } from "./pi
 import type { Hit, ReadResult, SearchResult, TraceResult } from "./protocol.ts";
 import type { Runtime } from "./tools.ts";
 import { explain } from "./tools.ts";
+import { cleaned, stripControls } from "./untrusted.ts";
 
 const SELECT_LIMIT = 20;
 const VIEW_CHARS = 20_000;
@@ -36,11 +37,13 @@ export function pickerSource(rt: Runtime, ctx: Pick<ExtensionContext, "cwd" | "s
 	};
 	const read = (hit: Hit, before: number): Promise<ReadResult> =>
 		ask<ReadResult>("piEvents/read", { ...readRequest({ ref: hit.ref, before, after: before }, current, VIEW_CHARS), ...(before === 0 && hit.fragmentId ? { fragment: hit.fragmentId } : {}) });
+	// What reaches the terminal (and a quote, the prompt) is stripped of control bytes here too.
 	return {
-		search: (query, cursor, limit, signal) => ask<SearchResult>("piEvents/search", { ...searchRequest({ query, limit }, current), prefixLast: true, cursor }, signal),
-		preview: async (hit) => (await read(hit, 0)).fragments.map((f) => f.text).join("\n") || "(no text content)",
-		read: async (hit) => formatRead(await read(hit, 3), VIEW_CHARS).text,
-		trace: async (hit) => formatTrace(await ask<TraceResult>("piEvents/trace", traceRequest({ ref: hit.ref }, current)), VIEW_CHARS).text,
+		root: roots.join(", "),
+		search: async (query, cursor, limit, signal) => cleaned(await ask<SearchResult>("piEvents/search", { ...searchRequest({ query, limit }, current), prefixLast: true, cursor }, signal)),
+		preview: async (hit) => stripControls((await read(hit, 0)).fragments.map((f) => f.text).join("\n")) || "(no text content)",
+		read: async (hit) => stripControls(formatRead(await read(hit, 3), VIEW_CHARS).text),
+		trace: async (hit) => stripControls(formatTrace(await ask<TraceResult>("piEvents/trace", traceRequest({ ref: hit.ref }, current)), VIEW_CHARS).text),
 	};
 }
 

@@ -9,6 +9,8 @@ import { CLOSE, kindLabel, markMatches, OPEN, shortTime } from "./format.ts";
 import type { Hit, SearchResult } from "./protocol.ts";
 
 export interface PickerSource {
+	/** The authorization root(s) the answers are for, named in the header. */
+	root?: string;
 	/** Aborted when a newer search replaces it (the server then stops its SQL). */
 	search(query: string, cursor: string | null, limit: number, signal?: AbortSignal): Promise<SearchResult>;
 	/** The selected event's exact text (the preview). */
@@ -209,7 +211,7 @@ export class EventPicker implements Component {
 		const t = this.theme;
 		const rule = (label: string): string => truncateToWidth(t.fg("border", `── ${label} ${"─".repeat(Math.max(0, width - visibleWidth(label) - 4))}`), width);
 		const fit = (line: string): string => truncateToWidth(line, width);
-		const lines = [rule(t.fg("accent", t.bold("Pi events")) + t.fg("muted", " · this project, current session left out"))];
+		const lines = [rule(t.fg("accent", t.bold("Pi events")) + t.fg("muted", ` · ${this.source.root ? `sessions of ${this.source.root}` : "this project"}, current session left out`))];
 		if (this.detail) {
 			const d = this.detail;
 			lines.push(fit(t.fg("accent", d.title)));

@@ -63,6 +63,8 @@ export interface SearchFilters {
 	since?: string;
 	until?: string;
 	errors?: boolean;
+	/** Only events that held a credential (shown masked). */
+	secrets?: boolean;
 	branchState?: string[];
 	selectionState?: string[];
 	file?: string;
@@ -215,6 +217,8 @@ export interface StatusResult {
 	sessions: number;
 	events: number;
 	fragments: number;
+	/** Visible events whose texts held a credential (masked everywhere). */
+	secretEvents?: number;
 	stale: { sessionId?: string; path: string; error?: string }[];
 	unavailable: { sessionId?: string; path: string }[];
 	duplicates: { sessionId?: string; path: string; canonicalPath?: string }[];

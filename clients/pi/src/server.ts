@@ -286,6 +286,9 @@ export function initializeParams(roots: string[], settings: Settings): object {
 		initializationOptions: {
 			roots,
 			watch: true,
+			// Said explicitly: whatever answers is asked for masked text. No setting of this
+			// extension, project file or tool argument changes it (a model must never see them).
+			revealSecrets: false,
 			...(settings.indexPath ? { indexPath: settings.indexPath } : {}),
 			...(settings.sessionDirs ? { sessionDirs: settings.sessionDirs } : {}),
 		},

@@ -20,6 +20,7 @@ import { ERRORS } from "./protocol.ts";
 import { RpcAborted, RpcError, RpcTimeout } from "./rpc.ts";
 import type { EventServer } from "./server.ts";
 import type { Settings } from "./settings.ts";
+import { cleaned, framed } from "./untrusted.ts";
 
 interface Common {
 	root: string;
@@ -73,8 +74,10 @@ export function explain(err: unknown, settings: Settings): Error {
 	return err instanceof Error ? err : new Error(String(err));
 }
 
+/** Recorded text goes to the model framed as quoted data; `details` (which Pi writes into the new
+ * session file) is the server's masked answer, stripped of control bytes. */
 function answer(text: string, details: Details): ToolAnswer {
-	return { content: [{ type: "text", text }], details };
+	return { content: [{ type: "text", text: framed(text, details.root) }], details: cleaned(details) };
 }
 
 export async function runSearch(rt: Runtime, toolCallId: string, args: SearchArgs, signal: AbortSignal | undefined, ctx: ToolContext): Promise<ToolAnswer> {

@@ -35,6 +35,8 @@ function readSettings(): RawSettings {
     sessionDirs: c.get('sessionDirs'),
     indexPath: c.get('indexPath'),
     watch: c.get('watch'),
+    // Read where only the person can set it (user settings): a workspace cannot turn it on.
+    revealSecrets: c.inspect<boolean>('revealSecrets')?.globalValue,
   };
 }
 

@@ -39,7 +39,7 @@ export class StatusBar implements vscode.Disposable {
   }
 
   private show(state: ServerState): void {
-    const { text, tooltip } = statusBarText(state);
+    const { text, tooltip } = statusBarText(state, vscode.workspace.getConfiguration('piEvents').inspect<boolean>('revealSecrets')?.globalValue === true);
     this.item.text = text;
     this.item.tooltip = tooltip;
   }

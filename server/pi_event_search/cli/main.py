@@ -1,4 +1,4 @@
-"""`pi-event-search index|search|read|trace|file|blame|status|serve`: argv in, JSON or tables out.
+"""`pi-event-search index|search|read|trace|file|blame|secrets|status|serve`: argv in, JSON or tables out.
 
 Exit codes: 0 success, 2 bad usage, 1 any other error (one line on stderr).
 """
@@ -83,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the last word is a prefix, as typed in a picker (recon finds reconnect)")
     p.add_argument("--demo", action="store_true",
                    help="search a generated demo history when no Pi history exists")
+    p.add_argument("--secrets", action="store_true",
+                   help="only events that held a credential (shown masked)")
     p = sub.add_parser("read", help="read one event exactly, from its source file")
     _common(p)
     _scope_args(p)
@@ -93,11 +95,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--before", type=int, default=1)
     p.add_argument("--after", type=int, default=1)
     p.add_argument("--order", choices=("append", "branch"), default="append")
+    p.add_argument("--reveal-secrets", action="store_true",
+                   help="show credentials as recorded (masked by default); for a person, not a model")
     p = sub.add_parser("trace", help="an event's tree neighbours, relations and lineage")
     _common(p)
     _scope_args(p)
     p.add_argument("ref")
     cli_file.add_parsers(sub, _file_args)
+    p = sub.add_parser("secrets", help="the events that held credentials: kinds and counts, no values")
+    _common(p)
+    _scope_args(p)
     p = sub.add_parser("status", help="index state and counts (of what the roots may see)")
     _common(p)
     _scope_args(p)
@@ -153,6 +160,8 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "search" and args.demo:
         ensure_demo(args)
+    if not getattr(args, "json", False):
+        sys.stdout = render_text.Scrubbed(sys.stdout)
     engine = _engine(args)
     if args.command == "index":
         return _index(engine, args.watch)
@@ -166,8 +175,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "read":
         result = engine.read(args.ref, _scope(args), fragment=args.fragment, offset=args.offset,
                              length=args.length, before=args.before, after=args.after,
-                             order=args.order)
+                             order=args.order, reveal_secrets=args.reveal_secrets)
         _out(result) if args.json else render_text.read(result)
+        return 0
+    if args.command == "secrets":
+        found = engine.secrets(_scope(args))
+        _out(found) if args.json else render_text.secrets(found)
         return 0
     if args.command in ("file", "blame"):
         return cli_file.run(engine, args, _scope(args), _out, UsageError)
@@ -201,7 +214,7 @@ def _search(engine: Engine, args: argparse.Namespace) -> int:
         session_id=args.session, cwd=args.cwd, kinds=args.kind, roles=args.role, tools=args.tool,
         since_ms=parse_time(args.since, "--since"), until_ms=parse_time(args.until, "--until"),
         errors=args.errors, branch_states=args.branch_state,
-        selection_states=args.selection_state,
+        selection_states=args.selection_state, secrets=args.secrets,
         file=str(Path(args.file).resolve()) if args.file and Path(args.file).exists()
         else args.file)
     page = engine.search(args.query, filters, _scope(args), limit=args.limit, cursor=args.cursor,

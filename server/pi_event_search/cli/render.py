@@ -4,9 +4,35 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TextIO
 
-from pi_event_search.core.wire import Hit, Indexing, ReadResult, StatusResult, TraceResult
+from pi_event_search.core.secrets import strip_controls
+from pi_event_search.core.wire import (
+    Hit,
+    Indexing,
+    ReadResult,
+    SecretsResult,
+    StatusResult,
+    TraceResult,
+)
 from pi_event_search.index.indexer import Progress
+
+
+class Scrubbed:
+    """Standard output for text: recorded text reaches a terminal without control bytes or escape
+    sequences, whatever field it came in (ids and paths are recorded text too)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(strip_controls(text))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
 
 
 def progress_printer() -> Progress:
@@ -40,6 +66,9 @@ def status(s: StatusResult) -> None:
     print(f"index      {s['index']['path']} ({s['index']['bytes'] / 1e6:.1f} MB)")
     print(f"sessions   {s['sessions']}   events {s['events']}   fragments {s['fragments']}")
     print(f"dirs       {', '.join(s['sessionDirs'])}")
+    if s["secretEvents"]:
+        print(f"secrets    {s['secretEvents']} events held credentials (masked; list them with "
+              "`pi-event-search secrets`)")
     for key in ("stale", "unavailable"):
         for item in s[key]:
             print(f"{key:<10} {item['path']}: {item['error']}")
@@ -49,6 +78,13 @@ def status(s: StatusResult) -> None:
         print(f"bad lines  {bad['path']}: {bad['badLines']}")
     for skip in s["skipped"]:
         print(f"skipped    {skip['path']}: {skip['reason']}")
+
+
+def secrets(r: SecretsResult) -> None:
+    for e in r["events"]:
+        print(f"{(e['timestamp'] or '')[:16]:<16}  {e['ref']}  {e['count']} x {', '.join(e['kinds'])}")
+    print(f"{len(r['events'])} events in {r['sessions']} sessions held credentials (masked; "
+          "`read --reveal-secrets` shows them)", file=sys.stderr)
 
 
 def hits(items: list[Hit], next_cursor: str | None) -> None:

@@ -18,6 +18,7 @@ class Filters:
     branch_states: list[str] = field(default_factory=list)
     selection_states: list[str] = field(default_factory=list)
     file: str | None = None  # absolute path (or directory), or a relative path suffix
+    secrets: bool = False  # only events whose texts held a credential (masked)
     # Tools whose calls and results never match (their other fragments still do): the Pi
     # extension's own tools, whose answers only repeat what they found.
     exclude_tools: list[str] = field(default_factory=list)

@@ -251,7 +251,23 @@ class StatusResult(TypedDict):
     skipped: list[Skipped]
     sessionDirs: list[str]
     roots: list[str] | None
+    secretEvents: int  # events whose texts held a credential (masked everywhere)
     server: NotRequired[ServerState]
+
+
+# -- piEvents/secrets -------------------------------------------------------------------------
+class SecretEvent(TypedDict):
+    ref: str
+    sessionId: str
+    entryId: str
+    timestamp: str | None
+    kinds: list[str]
+    count: int
+
+
+class SecretsResult(TypedDict):
+    events: list[SecretEvent]
+    sessions: int  # sessions holding at least one of them
 
 
 class ReindexResult(TypedDict):

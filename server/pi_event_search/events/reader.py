@@ -44,7 +44,9 @@ class _Located(NamedTuple):
 def read_event(conn: sqlite3.Connection, refresh_file: Callable[[str], object], target: Ref,
                scope: Scope, *, fragment: str | None = None, offset: int = 0,
                length: int = 4000, before: int = 1, after: int = 1,
-               order: str = "append") -> ReadResult:
+               order: str = "append", reveal_secrets: bool = False) -> ReadResult:
+    """One event read back from its source line. Credentials are masked unless a person asked
+    (`reveal_secrets`): the index never holds them, the source line does."""
     _check(offset, length, before, after, order)
     fragment = fragment or target.fragment
     found = _locate(conn, target, scope)
@@ -56,7 +58,7 @@ def read_event(conn: sqlite3.Connection, refresh_file: Callable[[str], object], 
     row, entry = found
     if entry is None:
         raise NotFound(f"{target} (no longer in its source file {row['path']}; search again)")
-    event = project(entry, row["cwd"], bounded=False)
+    event = project(entry, row["cwd"], bounded=False, reveal=reveal_secrets)
     frags = event.fragments
     if fragment is not None:
         frags = [f for f in frags if f.fragment_id == fragment]

@@ -48,6 +48,7 @@ class _EventRow(NamedTuple):
     preview: str
     kinds: str
     facts: str | None
+    secrets: str | None  # "kind:count,..." of the credentials masked in its texts
 
 
 _INSERT_EVENT = (f"INSERT INTO events ({', '.join(_EventRow._fields)}) "
@@ -122,7 +123,8 @@ class SessionRows:
             eid, self.sid, entry_id, parent_id, self.seq, prep.line, prep.offset, prep.sub,
             prep.line_hash, ev.entry_type, ev.role, ev.tool_name, prep.ts, prep.ts_ms,
             int(ev.is_error), ev.context_role, tree.UNKNOWN, tree.UNKNOWN, ev.preview, kinds,
-            orjson.dumps(facts).decode() if facts else None))
+            orjson.dumps(facts).decode() if facts else None,
+            ",".join(f"{k}:{n}" for k, n in sorted(ev.secrets.items())) or None))
         for frag, packed in zip(ev.fragments, prep.packed, strict=True):
             # The places are not stored with the fragment: a delete derives them again from
             # the session's stored cwd_canon (they cost more bytes than the text of many rows).

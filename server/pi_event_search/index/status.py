@@ -18,6 +18,9 @@ def status(conn: sqlite3.Connection, index_path: Path, dirs: list[SessionDir],
     count = conn.execute(
         "SELECT count(*) AS sessions, coalesce(sum(s.entries), 0) AS events FROM sessions s "
         f"WHERE {visible}", params).fetchone()
+    secret_events = conn.execute(
+        "SELECT count(*) AS n FROM events e JOIN sessions s ON s.sid = e.sid "
+        f"WHERE e.secrets IS NOT NULL AND {visible}", params).fetchone()["n"]
     fragments = conn.execute(
         f"SELECT count(*) AS n FROM fragments f JOIN events e ON e.eid = f.eid "
         f"JOIN sessions s ON s.sid = e.sid WHERE {visible}", params).fetchone()["n"]
@@ -53,4 +56,5 @@ def status(conn: sqlite3.Connection, index_path: Path, dirs: list[SessionDir],
         "duplicates": duplicates, "badLines": bad, "skipped": skipped,
         "sessionDirs": [d.path for d in dirs],
         "roots": list(scope.roots) if scope is not None and scope.roots is not None else None,
+        "secretEvents": secret_events,
     }

@@ -20,7 +20,9 @@ from pi_event_search.index import locks, memo, textcodec
 APPLICATION_ID = 0x50494553  # "PIES"
 # 11: objects on a line Pi cannot load no longer take part in the tree (their states are unknown):
 # indexes written by 10 hold other states for those sessions, so they are rebuilt under a new name.
-SCHEMA_VERSION = 11
+# 12: texts are stored with credentials masked (core/secrets.py) and events count them (`secrets`):
+# an index of 11 holds the values themselves.
+SCHEMA_VERSION = 12
 
 # The full-text table; a bulk load builds a copy of it in a side database (ftsload.py).
 FTS_TABLE = ("CREATE VIRTUAL TABLE {name} USING fts5(text, meta, content='',\n"
@@ -48,10 +50,11 @@ CREATE TABLE events (
   lhash BLOB NOT NULL, entry_type TEXT NOT NULL, role TEXT, tool_name TEXT, ts TEXT, ts_ms INTEGER,
   is_error INTEGER NOT NULL DEFAULT 0, context_role TEXT NOT NULL, branch_state TEXT NOT NULL,
   selection_state TEXT NOT NULL, preview TEXT NOT NULL, kinds TEXT NOT NULL, facts TEXT,
-  UNIQUE (sid, entry_id));
+  secrets TEXT, UNIQUE (sid, entry_id));
 CREATE INDEX events_seq ON events(sid, seq);
 CREATE INDEX events_parent ON events(sid, parent_id);
 CREATE INDEX events_ts ON events(ts_ms);
+CREATE INDEX events_secrets ON events(sid, seq) WHERE secrets IS NOT NULL;
 CREATE TABLE fragments (
   fid INTEGER PRIMARY KEY, eid INTEGER NOT NULL, frag TEXT NOT NULL, kind TEXT NOT NULL,
   text NOT NULL, meta TEXT NOT NULL);

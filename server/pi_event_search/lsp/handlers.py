@@ -120,7 +120,8 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
         engine = await ls.ready_engine()
         return await ls.run_blocking(engine.read, p.ref, ls.scope(p.current), fragment=p.fragment,
                                      offset=p.offset, length=p.length, before=p.before,
-                                     after=p.after, order=p.order)
+                                     after=p.after, order=p.order,
+                                     reveal_secrets=ls.settings.reveal_secrets)
 
     @ls.feature("piEvents/trace")
     @errors
@@ -137,6 +138,11 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
         found = None if p.path is None else await ls.run_blocking(
             engine.event_at, p.path, p.line, ls.scope(p.current))
         return found or {"ref": None}
+
+    @ls.feature("piEvents/secrets")
+    @errors
+    async def secret_events(ls: PiEventServer, params: Any) -> wire.SecretsResult:
+        return await ls.run_blocking((await ls.ready_engine()).secrets, ls.scope())
 
     @ls.feature("piEvents/status")
     @errors
@@ -249,6 +255,6 @@ async def _quiet_read(ls: PiEventServer, ref: Ref) -> wire.ReadResult | None:
         return None
     try:
         return await ls.run_blocking(ls.engine.read, ref, ls.scope(), length=lsp_render.HOVER_CHARS,
-                                     before=0, after=0)
+                                     before=0, after=0, reveal_secrets=ls.settings.reveal_secrets)
     except EngineError:
         return None

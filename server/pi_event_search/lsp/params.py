@@ -89,7 +89,8 @@ def search_params(params: Any) -> SearchParams:
             since_ms=parse_time(_str(f, "since"), "filters.since"),
             until_ms=parse_time(_str(f, "until"), "filters.until"), errors=_bool(f, "errors"),
             branch_states=_strs(f, "branchState"), selection_states=_strs(f, "selectionState"),
-            file=_str(f, "file"), exclude_tools=_strs(f, "excludeTool"))
+            file=_str(f, "file"), exclude_tools=_strs(f, "excludeTool"),
+            secrets=_bool(f, "secrets"))
     except EngineError as exc:
         raise BadParams(str(exc)) from exc
     return SearchParams(query, filters, _int(d, "limit", 20, 1, 200), _str(d, "cursor"),

@@ -15,6 +15,9 @@ class Settings:
     current_session: str | None = None
     cutoff: str | None = None
     watch: bool = True
+    # A person's editor setting: reads show credentials as recorded. The Pi extension never sends
+    # it (a model must not see them), and nothing else turns it on.
+    reveal_secrets: bool = False
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
 
@@ -61,16 +64,17 @@ def parse(options: Any, base: Settings | None = None) -> Settings:
             values["cutoff"] = current["cutoff"]
         else:
             warn.append("currentSession: expected {sessionId, cutoff} (both strings); ignored")
-    watch = options.get("watch")
-    if watch is not None:
-        if isinstance(watch, bool):
-            values["watch"] = watch
-        else:
-            warn.append("watch: expected true or false; ignored")
+    for key, field_name in (("watch", "watch"), ("revealSecrets", "reveal_secrets")):
+        flag = options.get(key)
+        if isinstance(flag, bool):
+            values[field_name] = flag
+        elif flag is not None:
+            warn.append(f"{key}: expected true or false; ignored")
     values["warnings"] = tuple(warn)
     return Settings(**values)
 
 
 def _fields(s: Settings) -> dict[str, Any]:
     return {"roots": s.roots, "session_dirs": s.session_dirs, "index_path": s.index_path,
-            "current_session": s.current_session, "cutoff": s.cutoff, "watch": s.watch}
+            "current_session": s.current_session, "cutoff": s.cutoff, "watch": s.watch,
+            "reveal_secrets": s.reveal_secrets}

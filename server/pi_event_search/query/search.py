@@ -62,6 +62,8 @@ def event_filters(conn: sqlite3.Connection, f: Filters, scope: Scope) -> tuple[l
         params.append(f.until_ms)
     if f.errors:
         where.append("e.is_error = 1")
+    if f.secrets:
+        where.append("e.secrets IS NOT NULL")
     if f.file:
         where.append(_file_clause(conn, f.file, scope, params))
     return where, params

@@ -24,10 +24,12 @@ from pi_event_search.core.wire import (
     Indexing,
     LineOriginResult,
     ReadResult,
+    SecretsResult,
     Source,
     StatusResult,
     TraceResult,
 )
+from pi_event_search.events.audit import secret_events
 from pi_event_search.events.event_at import event_at
 from pi_event_search.events.locate import locate
 from pi_event_search.events.reader import read_event
@@ -399,6 +401,9 @@ class Engine:
 
     def event_at(self, path: str, line: int, scope: Scope) -> EventAt | None:
         return self._reading(lambda c: event_at(c, path, line, scope))
+
+    def secrets(self, scope: Scope) -> SecretsResult:
+        return secret_events(self.reader(), scope)
 
     def status(self, scope: Scope | None) -> StatusResult:
         result = self._reading(lambda c: status(c, self.index_path, self.dirs, scope))

@@ -6,9 +6,11 @@ No I/O and no storage here. Thinking, images, signatures and extension payloads 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_event_search.core import secrets
 from pi_event_search.source.pitools import file_evidence, normalize_arguments, resolve_path, text_of
 
 # Oversized fragments keep a head and a tail. The marker holds ordinary tokens, so a phrase can
@@ -56,6 +58,7 @@ class Event:
     files: list[tuple[str, str, str]] = field(default_factory=list)  # (op, path, label)
     call_ids: list[str] = field(default_factory=list)
     tree: dict[str, Any] = field(default_factory=dict)  # facts the tree pass needs
+    secrets: Counter[str] = field(default_factory=Counter)  # credentials masked, by kind
 
     @property
     def preview(self) -> str:
@@ -79,16 +82,26 @@ def _s(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def project(entry: dict[str, Any], cwd: str | None, *, bounded: bool = True) -> Event:
-    """Entry -> Event. `bounded=False` keeps full texts (exact reads)."""
+def project(entry: dict[str, Any], cwd: str | None, *, bounded: bool = True,
+            reveal: bool = False) -> Event:
+    """Entry -> Event, its texts scrubbed (core/secrets.py: credentials masked unless `reveal`,
+    controls stripped). `bounded=False` keeps full texts (exact reads)."""
     entry_type = _s(entry.get("type")) or "unknown"
     event = Event(entry_type=entry_type, context_role=CONTEXT_ROLES.get(entry_type, "metadata"))
     handler = _HANDLERS.get(entry_type)
     if handler is not None:
         handler(event, entry, cwd or "")
-    if bounded:
-        for frag in event.fragments:
+    # Masked before the head and tail are cut: a private key across the cut is still one block.
+    for frag in event.fragments:
+        frag.text, kinds = secrets.scan(frag.text, reveal=reveal)
+        event.secrets.update(kinds)
+        if bounded:
             frag.text = bound(frag.text)
+    for key in ("name", "label"):  # shown in traces and pickers: a session name, a label
+        if event.tree.get(key):
+            event.tree[key], kinds = secrets.scan(event.tree[key], reveal=reveal)
+            if key == "label":
+                event.secrets.update(kinds)
     event.fragments = [f for f in event.fragments if f.text.strip()]
     return event
 

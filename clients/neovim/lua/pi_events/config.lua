@@ -22,6 +22,7 @@
 ---@field session_dirs string[]         extra (archive) session directories (`sessionDirs`)
 ---@field index_path string|nil         SQLite index path (`indexPath`); nil = server default
 ---@field watch boolean                 let the server follow the session directories
+---@field reveal_secrets boolean        read views show credentials as recorded (`revealSecrets`)
 ---@field attach boolean                attach the client to every normal buffer (hover, gd on references)
 ---@field filetypes string[]|nil        restrict attaching to these filetypes (nil = any)
 ---@field max_filesize integer          do not attach to files larger than this many bytes
@@ -40,6 +41,7 @@ M.defaults = {
   session_dirs = {},
   index_path = nil,
   watch = true,
+  reveal_secrets = false,
   attach = true,
   filetypes = nil,
   max_filesize = 1024 * 1024,
@@ -114,6 +116,7 @@ local rules = {
     "nil or a file path",
   },
   watch = { one_of({ true, false }), "a boolean" },
+  reveal_secrets = { one_of({ true, false }), "a boolean" },
   attach = { one_of({ true, false }), "a boolean" },
   filetypes = {
     function(v)
@@ -214,7 +217,7 @@ end
 ---@return table
 function M.init_options(root, cfg)
   cfg = cfg or M.options
-  local init = { roots = { root }, watch = cfg.watch }
+  local init = { roots = { root }, watch = cfg.watch, revealSecrets = cfg.reveal_secrets }
   if #cfg.session_dirs > 0 then
     init.sessionDirs = vim.tbl_map(function(d)
       return vim.fs.normalize(d)

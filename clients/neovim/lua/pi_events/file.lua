@@ -199,7 +199,7 @@ end
 ---@return integer win
 local function open_float(lines, hit)
   local buf = vim.api.nvim_create_buf(false, true)
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.tbl_map(require("pi_events.untrusted").strip, lines))
   vim.bo[buf].modifiable = false
   vim.bo[buf].bufhidden = "wipe"
   vim.bo[buf].filetype = "pi_events"

@@ -112,6 +112,14 @@ local function check_index(c)
       idx.indexing and " (indexing)" or ""
     )
   )
+  if (tonumber(status.secretEvents) or 0) > 0 then
+    health.info(
+      ("%d events held credentials: masked everywhere%s"):format(
+        status.secretEvents,
+        require("pi_events.config").options.reveal_secrets and " but in read views (reveal_secrets)" or ""
+      )
+    )
+  end
   health.info("session directories: " .. table.concat(status.sessionDirs or {}, ", "))
   health.info("roots: " .. table.concat(status.roots or {}, ", "))
   if status.sessions == 0 then

@@ -13,6 +13,7 @@
 
 local short_time = require("pi_events.search").short_time
 local find_refs = require("pi_events.ref").find_all
+local strip = require("pi_events.untrusted").strip
 
 local M = {}
 
@@ -30,7 +31,7 @@ end
 ---@param text string
 ---@param group string|nil
 function Builder:add(text, group)
-  for _, piece in ipairs(vim.split(text or "", "\n", { plain = true })) do
+  for _, piece in ipairs(vim.split(strip(text or ""), "\n", { plain = true })) do
     table.insert(self.lines, piece)
     local row = #self.lines - 1
     if group then
@@ -237,6 +238,9 @@ function M.status(result)
   b:field("sessions", result.sessions)
   b:field("events", result.events)
   b:field("fragments", result.fragments)
+  if present(result.secretEvents) and result.secretEvents > 0 then
+    b:field("secrets", result.secretEvents .. " events held credentials (masked)")
+  end
   b:field("roots", present(result.roots) and table.concat(result.roots, ", ") or nil)
   b:field("dirs", present(result.sessionDirs) and table.concat(result.sessionDirs, ", ") or nil)
   for _, name in ipairs({ "stale", "unavailable", "duplicates", "skipped" }) do

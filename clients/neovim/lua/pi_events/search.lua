@@ -72,7 +72,7 @@ function M.display(hit)
   local kind = M.kind_label(hit)
   local kind_col = kind .. string.rep(" ", math.max(1, M.KIND_WIDTH - vim.fn.strdisplaywidth(kind)))
   -- Same byte length: keeps the match offsets valid.
-  local snippet = (hit.snippet or ""):gsub("[\r\n\t]", " ")
+  local snippet = require("pi_events.untrusted").blank(hit.snippet or "")
   local meta = M.session_label(hit) .. " · " .. M.short_time(hit.timestamp)
   local line = kind_col .. snippet .. "  " .. meta
   local kind_group = hit.isError == true and "PiEventsError" or "PiEventsKind"

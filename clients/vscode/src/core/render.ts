@@ -344,7 +344,7 @@ export type ServerState =
   | { kind: 'indexing'; message?: string; percentage?: number }
   | { kind: 'ready'; status: StatusResult };
 
-export function statusBarText(state: ServerState): { text: string; tooltip: string } {
+export function statusBarText(state: ServerState, revealing = false): { text: string; tooltip: string } {
   switch (state.kind) {
     case 'starting':
       return { text: '$(loading~spin) Pi Events', tooltip: 'Pi Events: starting the server' };
@@ -363,6 +363,7 @@ export function statusBarText(state: ServerState): { text: string; tooltip: stri
       const text = `$(history) Pi Events: ${compactNumber(s.sessions)} sessions · ${compactNumber(s.events)} events${issues ? ` $(warning) ${issues}` : ''}`;
       const tooltip = [
         `${number(s.sessions)} sessions, ${number(s.events)} events, ${number(s.fragments)} fragments visible`,
+        s.secretEvents ? `${number(s.secretEvents)} events held credentials (masked${revealing ? '; read views show them: piEvents.revealSecrets' : ''})` : '',
         `index: ${s.index.path} (${formatBytes(s.index.bytes)}, generation ${s.index.generation})`,
         `roots: ${(s.roots ?? []).join(', ') || '(none: nothing is visible)'}`,
         `session dirs: ${(s.sessionDirs ?? []).join(', ')}`,

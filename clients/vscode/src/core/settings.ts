@@ -9,6 +9,7 @@ export interface RawSettings {
   sessionDirs?: unknown;
   indexPath?: unknown;
   watch?: unknown;
+  revealSecrets?: unknown;
 }
 
 export interface InitializationOptions {
@@ -16,6 +17,7 @@ export interface InitializationOptions {
   sessionDirs?: string[];
   indexPath?: string;
   watch?: boolean;
+  revealSecrets?: boolean;
 }
 
 export interface PathContext {
@@ -34,7 +36,7 @@ export const SERVER_MODULE = 'pi_event_search';
 
 /** Settings that need a new server process (the others go through didChangeConfiguration). */
 export const RESTART_SETTINGS = ['piEvents.serverCommand', 'piEvents.indexPath'] as const;
-export const LIVE_SETTINGS = ['piEvents.workspaceRoots', 'piEvents.sessionDirs', 'piEvents.watch'] as const;
+export const LIVE_SETTINGS = ['piEvents.workspaceRoots', 'piEvents.sessionDirs', 'piEvents.watch', 'piEvents.revealSecrets'] as const;
 
 function strings(value: unknown): string[] {
   if (!Array.isArray(value)) return [];
@@ -73,6 +75,8 @@ export function toInitializationOptions(raw: RawSettings, ctx: PathContext): Ini
   if (dirs.length) opts.sessionDirs = dirs;
   if (typeof raw.indexPath === 'string' && raw.indexPath.trim()) opts.indexPath = expandPath(raw.indexPath, ctx);
   if (typeof raw.watch === 'boolean') opts.watch = raw.watch;
+  // Always said: the server masks credentials unless this person's setting asks otherwise.
+  opts.revealSecrets = raw.revealSecrets === true;
   return opts;
 }
 

@@ -4,7 +4,8 @@
 //
 // Usage: node drive.mjs <config.json>
 // config: { url, chromium, shots, result, log, query, noteName, noteLine, noteColumn, mode? }
-// mode: 'notInstalled' (only the error message), 'install' (accept the install offer first)
+// mode: 'notInstalled' (only the error message), 'install' (accept the install offer first),
+// 'secrets' (search cfg.query, then read each of cfg.refs: what the views show of credentials)
 import { readFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -127,6 +128,28 @@ try {
     out.pruned = await until('the old environment removed', async () => logEvents('pruned').find((e) => e.time > clicked), 60000);
   }
   if (cfg.stopAfterReady) break flow;
+
+  if (cfg.mode === 'secrets') {
+    const found = await searchFor(page, cfg.query);
+    out.secrets = { rows: found.rows, logged: found.logged, reads: [] };
+    await shot(page, 'secrets-search');
+    await page.keyboard.press('Escape');
+    for (const ref of cfg.refs) {
+      const before = logEvents('read').length;
+      await runCommand(page, 'Pi Events: Open Event Reference…');
+      await page.locator('.quick-input-widget input').waitFor({ state: 'visible' });
+      await page.locator('.quick-input-widget input').fill(ref);
+      await page.keyboard.press('Enter');
+      await until(`the read view of ${ref}`, async () => logEvents('read').slice(before).find((e) => e.ref === ref), 15000);
+      const text = await until('its text', async () => {
+        const t = await editorText(page);
+        return t.includes('Content') && t.includes(ref.split('/').at(-1)) ? t : undefined;
+      }, 15000);
+      out.secrets.reads.push({ ref, text });
+    }
+    await shot(page, 'secrets-read');
+    break flow;
+  }
 
   // 2. Search, type a two-word query: items in the server's order.
   const first = await searchFor(page, cfg.query);

@@ -36,15 +36,16 @@ describe('toInitializationOptions', () => {
   it('maps every setting to the protocol names', () => {
     assert.deepEqual(
       toInitializationOptions(
-        { workspaceRoots: ['~/proj', 'sub'], sessionDirs: ['/mnt/archive', ''], indexPath: '~/idx.sqlite3', watch: false, serverCommand: ['x'] },
+        { workspaceRoots: ['~/proj', 'sub'], sessionDirs: ['/mnt/archive', ''], indexPath: '~/idx.sqlite3', watch: false, serverCommand: ['x'], revealSecrets: true },
         ctx,
       ),
-      { roots: ['/home/me/proj', '/work/proj/sub'], sessionDirs: ['/mnt/archive'], indexPath: '/home/me/idx.sqlite3', watch: false },
+      { roots: ['/home/me/proj', '/work/proj/sub'], sessionDirs: ['/mnt/archive'], indexPath: '/home/me/idx.sqlite3', watch: false, revealSecrets: true },
     );
   });
-  it('omits defaults so the server decides', () => {
-    assert.deepEqual(toInitializationOptions({ workspaceRoots: [], sessionDirs: [], indexPath: '', watch: undefined }, ctx), {});
-    assert.deepEqual(toInitializationOptions({ workspaceRoots: 'x', sessionDirs: [1, null], indexPath: 3 }, ctx), {});
+  it('omits defaults so the server decides, but always says whether to reveal credentials', () => {
+    // revealSecrets is always sent: a change back to false must reach a running server.
+    assert.deepEqual(toInitializationOptions({ workspaceRoots: [], sessionDirs: [], indexPath: '', watch: undefined }, ctx), { revealSecrets: false });
+    assert.deepEqual(toInitializationOptions({ workspaceRoots: 'x', sessionDirs: [1, null], indexPath: 3, revealSecrets: 'yes' }, ctx), { revealSecrets: false });
   });
 });
 

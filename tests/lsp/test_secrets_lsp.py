@@ -1,0 +1,77 @@
+"""Issue 30 through the real server over stdio: no planted credential in any answer (search,
+workspace/symbol, read, trace, hover, file history, status, piEvents/secrets); reads reveal them
+only with the revealSecrets setting a person's editor sends."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from typing import Any
+
+from lsprotocol import types as t
+
+from secretcorpus import write_session
+from test_secrets import leaked
+
+
+async def _ask(client: Any, method: str, params: Any) -> Any:
+    return await client.protocol.send_request_async(method, params)
+
+
+async def test_no_credential_in_any_answer(start, pi_home, tmp_path):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    sb, items, _ = write_session(pi_home.sessions, str(proj), random.Random(os.urandom(8)))
+    client = await start([str(proj)])
+    answers: list[Any] = []
+    hits: dict[str, Any] = {}
+    for query in ("", "key", "token", "redacted", "zephyrine", "password", "bearer", "env"):
+        res = await _ask(client, "piEvents/search", {"query": query, "limit": 200})
+        answers.append(res)
+        hits.update({h["ref"]: h for h in res["hits"]})
+        answers.append(await client.workspace_symbol_async(t.WorkspaceSymbolParams(query=query or "a")))
+    assert len(hits) > 30
+    for ref in hits:
+        answers.append(await _ask(client, "piEvents/read", {"ref": ref, "before": 3, "after": 3}))
+        answers.append(await _ask(client, "piEvents/trace", {"ref": ref}))
+    note = proj / "notes.md"
+    note.write_text("\n".join(hits) + "\n")
+    hovers = [await client.text_document_hover_async(t.HoverParams(
+        text_document=t.TextDocumentIdentifier(uri=note.as_uri()), position=t.Position(line, 12)))
+        for line in range(len(hits))]
+    assert "[redacted: " in repr(hovers)
+    answers += hovers
+    answers.append(await _ask(client, "piEvents/fileHistory", {"uri": (proj / ".env").as_uri()}))
+    status = await _ask(client, "piEvents/status", {})
+    audit = await _ask(client, "piEvents/secrets", {})
+    answers += [status, audit]
+    text = json.dumps(answers, default=repr)
+    for p in items:
+        assert not leaked(p.value, text), p.kind
+    assert "[redacted: private-key]" in text and "[redacted: jwt]" in text
+    assert status["secretEvents"] == len(audit["events"]) >= len({p.text for p in items if p.text}) - 1
+    assert sum(e["count"] for e in audit["events"]) == len(items)
+    secret_hits = await _ask(client, "piEvents/search", {"query": "", "limit": 200,
+                                                         "filters": {"secrets": True}})
+    listed = {e["ref"] for e in audit["events"]}
+    assert secret_hits["hits"] and {h["ref"] for h in secret_hits["hits"]} <= listed
+
+
+async def test_reveal_only_with_the_editor_setting(start, pi_home, tmp_path):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    sb, items, _ = write_session(pi_home.sessions, str(proj), random.Random(os.urandom(8)))
+    pem = next(p for p in items if p.kind == "private-key")
+    masked = await start([str(proj)])
+    ref = (await _ask(masked, "piEvents/search", {"query": "redacted private"}))["hits"][0]["ref"]
+    read = await _ask(masked, "piEvents/read", {"ref": ref})
+    assert pem.value not in json.dumps(read) and "[redacted: private-key]" in read["fragments"][0]["text"]
+    shown = await start([str(proj)], options={"piEvents": {"revealSecrets": True}})
+    read = await _ask(shown, "piEvents/read", {"ref": ref})
+    assert pem.value in read["fragments"][0]["text"]
+    # turned off again by the editor: masked again
+    shown.workspace_did_change_configuration(t.DidChangeConfigurationParams(
+        settings={"piEvents": {"revealSecrets": False}}))
+    read = await _ask(shown, "piEvents/read", {"ref": ref})
+    assert pem.value not in json.dumps(read)

@@ -1,0 +1,186 @@
+"""A planted-credential corpus with values drawn at test time: one session holding the credentials
+real sessions hold, in the places they turn up (a pasted key, `env` output, `cat .env`, a curl
+header, a private key read with the read tool, an `.npmrc` token in a `!` command, a compaction
+summary, a JWT in an assistant message, an Azure connection string, a session name, a label...),
+plus look-alikes that must stay readable.
+
+`planted(rng)` gives the credentials (kind, value, the text around it); `lookalikes(rng)` the
+readable texts; `write_session(...)` one Pi session holding them all, with a recorded ESC[2J,
+OSC title and BEL in an old bash output.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import string
+from dataclasses import dataclass
+from pathlib import Path
+
+from builder import SessionBuilder
+
+ALNUM = string.ascii_letters + string.digits
+ESCAPES = "\x1b[2J\x1b]0;pwned title\x07\x07\x1b[31m"  # clear screen, OSC title, BEL, colour
+
+
+@dataclass(frozen=True)
+class Planted:
+    kind: str
+    value: str
+    text: str  # the recorded text holding it
+    place: str  # where in a session it goes: user, bash, read, assistant, compaction, ...
+
+
+def _s(rng: random.Random, n: int, alphabet: str = ALNUM) -> str:
+    # Both cases and a digit, as generated keys have (rules may ask for them)
+    while True:
+        out = "".join(rng.choice(alphabet) for _ in range(n))
+        if alphabet != ALNUM or (any(c.isdigit() for c in out) and any(c.isupper() for c in out)
+                                 and any(c.islower() for c in out)):
+            return out
+
+
+def _b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def _jwt(rng: random.Random) -> str:
+    head = _b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    body = _b64url(json.dumps({"sub": _s(rng, 10), "exp": rng.randrange(10**9, 2 * 10**9)}).encode())
+    return f"{head}.{body}.{_s(rng, 43, ALNUM + '-_')}"
+
+
+def _pem(rng: random.Random) -> str:
+    lines = [_s(rng, 64, ALNUM + "+/") for _ in range(6)]
+    return "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END OPENSSH PRIVATE KEY-----"
+
+
+def planted(rng: random.Random) -> list[Planted]:
+    b64 = ALNUM + "+/"
+    aws_id = "AKIA" + _s(rng, 16, string.ascii_uppercase + string.digits)
+    aws_secret = _s(rng, 40, b64)
+    db_pass = _s(rng, 18)
+    openai = "sk-proj-" + _s(rng, 48, ALNUM + "_-")
+    anthropic = "sk-ant-api03-" + _s(rng, 93, ALNUM + "_-")
+    ghp = "ghp_" + _s(rng, 36)
+    gh_fine = "github_pat_" + _s(rng, 22) + "_" + _s(rng, 59)
+    glpat = "glpat-" + _s(rng, 20, ALNUM + "_-")
+    google = "AIza" + _s(rng, 35, ALNUM + "_-")
+    slack = "xoxb-" + "".join(rng.choice(string.digits) for _ in range(12)) + "-" + _s(rng, 24)
+    stripe = "sk_live_" + _s(rng, 24)
+    npm = "npm_" + _s(rng, 36)
+    hf = "hf_" + _s(rng, 34)
+    azure_key = _s(rng, 86, b64) + "=="
+    jwt = _jwt(rng)
+    pem = _pem(rng)
+    env_secret = _s(rng, 32)
+    api_key = _s(rng, 28)
+    password = _s(rng, 14)
+    bearer = _s(rng, 40, ALNUM + "._-")
+    url_pass = _s(rng, 16)
+    toml_token = _s(rng, 32)
+    return [
+        Planted("openai-key", openai, f"here is my key {openai} please set it up", "user"),
+        Planted("aws-access-key-id", aws_id,
+                f"HOME=/home/dev\nAWS_ACCESS_KEY_ID={aws_id}\nAWS_SECRET_ACCESS_KEY={aws_secret}\n"
+                f"DATABASE_URL=postgres://app:{db_pass}@db.internal:5432/app\nSHELL=/bin/bash", "bash"),
+        Planted("aws-secret-access-key", aws_secret, "", "bash"),
+        Planted("connection-string", db_pass, "", "bash"),
+        Planted("generic-secret", env_secret,
+                f"# .env\nNODE_ENV=production\nSTRIPE_KEY={stripe}\nSESSION_SECRET={env_secret}\n"
+                f"HF_TOKEN={hf}\nPORT=3000", "read"),
+        Planted("stripe-key", stripe, "", "read"),
+        Planted("huggingface-token", hf, "", "read"),
+        Planted("github-token", ghp,
+                f"curl -H 'Authorization: Bearer {ghp}' https://api.github.com/user", "tool.call"),
+        Planted("private-key", pem, pem + "\n", "read"),
+        Planted("npm-token", npm,
+                f"echo '//registry.npmjs.org/:_authToken={npm}' >> ~/.npmrc", "bang"),
+        Planted("anthropic-key", anthropic,
+                f"We rotated the leaked key {anthropic} and moved it to the vault.", "compaction"),
+        Planted("jwt", jwt, f"The session cookie was `{jwt}`, which decodes to user 42.", "assistant"),
+        Planted("azure-storage-key", azure_key,
+                "DefaultEndpointsProtocol=https;AccountName=prodstore;"
+                f"AccountKey={azure_key};EndpointSuffix=core.windows.net", "bash"),
+        Planted("github-token", gh_fine, f"GITHUB_TOKEN={gh_fine} gh pr list", "bang"),
+        Planted("gitlab-token", glpat, f"git remote set-url origin https://oauth2:{glpat}@gitlab.com/x/y",
+                "tool.call"),
+        Planted("google-api-key", google, f'{{"apiKey": "{google}", "authDomain": "x.firebaseapp.com"}}',
+                "read"),
+        Planted("slack-token", slack, f"slack token is {slack}", "branch"),
+        Planted("generic-secret", api_key, f'api_key: "{api_key}"\nregion: eu-west-1', "read"),
+        Planted("password", password, f"[database]\nuser = \"app\"\npassword = \"{password}\"", "read"),
+        Planted("bearer-token", bearer, f"Authorization: Bearer {bearer}", "custom"),
+        Planted("connection-string", url_pass, f"mongodb+srv://admin:{url_pass}@cluster0.example.net/db",
+                "name"),
+        Planted("generic-secret", toml_token, f'[registry]\ntoken = "{toml_token}"', "label"),
+    ]
+
+
+def lookalikes(rng: random.Random) -> list[str]:
+    """Texts that hold no credential and must come back unchanged."""
+    sha = "".join(rng.choice("0123456789abcdef") for _ in range(40))
+    uuid = "-".join("".join(rng.choice("0123456789abcdef") for _ in range(n)) for n in (8, 4, 4, 4, 12))
+    integrity = "sha512-" + _s(rng, 86, ALNUM + "+/") + "=="
+    digest = "sha256:" + "".join(rng.choice("0123456789abcdef") for _ in range(64))
+    return [
+        f"commit {sha}\nAuthor: dev <dev@example.com>",
+        f"session {uuid} started",
+        f'"integrity": "{integrity}"',
+        f"FROM node@{digest}",
+        "const token = process.env.GITHUB_TOKEN;",
+        'OPENAI_API_KEY=your-api-key-here\nAWS_SECRET_ACCESS_KEY=<your-secret>',
+        "export function createAuthenticatedRequestHandlerWithRetryAndExponentialBackoff() {}",
+        "/home/dev/proj/node_modules/@types/node/crypto.d.ts:1234",
+        "password: string; token?: string | null",
+        "max_tokens = 4096; inputTokens: 1200",
+        "git clone git@github.com:owner/repo.git",
+        "SECRET_KEY = os.environ['SECRET_KEY']",
+        "https://registry.npmjs.org/react/-/react-18.2.0.tgz",
+        "const apiKey = config.get('apiKey')",
+    ]
+
+
+def write_session(sessions_dir: Path, cwd: str, rng: random.Random) -> tuple[SessionBuilder, list[Planted],
+                                                                              list[str]]:
+    """One session with every planted credential in its place and every look-alike in a user
+    message of its own; an old bash output carries escape sequences."""
+    sb = SessionBuilder(sessions_dir, cwd)
+    items = planted(rng)
+    looks = lookalikes(rng)
+    sb.model_change()
+    first = sb.user("set up the deploy pipeline for zephyrine")
+    for n, p in enumerate(items):
+        if not p.text:
+            continue
+        call = f"call_{n}"
+        if p.place == "user":
+            sb.user(p.text)
+        elif p.place == "bash":
+            sb.assistant(tool_calls=[(call, "bash", {"command": "env"})])
+            sb.tool_result(call, "bash", p.text)
+        elif p.place == "read":
+            sb.assistant(tool_calls=[(call, "read", {"path": f"{cwd}/.env"})])
+            sb.tool_result(call, "read", p.text)
+        elif p.place == "tool.call":
+            sb.assistant(tool_calls=[(call, "bash", {"command": p.text})])
+            sb.tool_result(call, "bash", "ok")
+        elif p.place == "bang":
+            sb.bash(p.text, "")
+        elif p.place == "compaction":
+            sb.compaction(p.text, first)
+        elif p.place == "assistant":
+            sb.assistant(p.text)
+        elif p.place == "branch":
+            sb.branch_summary(first, p.text)
+        elif p.place == "custom":
+            sb.custom_message("http-log", p.text)
+        elif p.place == "name":
+            sb.session_info(p.text)
+        elif p.place == "label":
+            sb.label(first, p.text)
+    for text in looks:
+        sb.user(text)
+    sb.bash("npm run build", f"building zephyrine{ESCAPES} done\ttabbed\n")
+    return sb, items, looks
