@@ -162,7 +162,7 @@ class PiEventServer(LanguageServer):
         return {"index": {"path": str(self.index_path()), "bytes": 0,
                           "schemaVersion": SCHEMA_VERSION, "generation": 0,
                           "indexing": False},
-                "sessions": 0, "events": 0, "fragments": 0, "stale": [], "unavailable": [],
+                "sessions": 0, "events": 0, "fragments": 0, "secretEvents": 0, "stale": [], "unavailable": [],
                 "duplicates": [], "badLines": [], "skipped": [],
                 "sessionDirs": [d.path for d in dirs],
                 "roots": list(roots) if roots is not None else None,
