@@ -150,8 +150,8 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
         if ls.engine is None:  # opening, or failed: status answers in every state, at once
             return ls.status_unopened()
         result = await ls.run_blocking((await ls.ready_engine()).status, ls.scope())
-        result["index"]["indexing"] = ls.indexing
         result["server"] = await ls.run_blocking(ls.server_state)
+        result["index"]["indexing"] = result["server"]["state"] == "indexing"
         return result
 
     @ls.feature("piEvents/reindex")

@@ -59,6 +59,9 @@ class PiEventServer(LanguageServer):
         self.opened = asyncio.Event()  # the engine is open, or opening failed for good
         self.failed = False
         self.indexing = False
+        # Until this server has seen the index complete once (its own first pass, or as a reader
+        # the writer's), its counts may be those of an index not yet filled: status says indexing.
+        self.settled = False
         self.stop_watch = asyncio.Event()
         self.watch_task: asyncio.Task[None] | None = None
         self.background: asyncio.Task[None] | None = None
@@ -149,10 +152,15 @@ class PiEventServer(LanguageServer):
         if engine is None:
             state: Any = "failed" if self.failed else "opening"
         else:
-            state = "indexing" if self.indexing or engine.indexing() is not None else "ready"
+            state = "indexing" if self.busy() or engine.indexing() is not None else "ready"
         return {"state": state, "role": "writer" if engine and engine.writer else "reader",
                 "writerPid": engine.writer_pid() if engine else None,
                 "lastError": self.engine_error or (engine.writer_stalled() if engine else None)}
+
+    def busy(self) -> bool:
+        """Indexing, as status and indexChanged say it: a pass of this server's under way, or
+        none seen complete yet."""
+        return self.indexing or not self.settled
 
     def status_unopened(self) -> wire.StatusResult:
         """piEvents/status before the index is open (opening, or failed): what is known without
@@ -204,7 +212,7 @@ class PiEventServer(LanguageServer):
         try:
             result = await self._write(engine, engine.refresh, report, wait=wait)
         finally:
-            self.indexing = False
+            self.indexing, self.settled = False, True
             if progress:
                 self.work_done_progress.end(token, t.WorkDoneProgressEnd(message="done"))
         self.notify_changed(result)
@@ -268,6 +276,7 @@ class PiEventServer(LanguageServer):
                     generation = await asyncio.to_thread(engine.generation)
                     continue
                 seen = await asyncio.to_thread(self.follow, engine, generation)
+                self.settled = self.settled or seen is not None
                 if self.engine_error and self.engine_error.startswith(FOLLOWING):
                     self.engine_error = None  # read again: the error has passed
                 if seen != generation:  # on the event loop: pygls writes are not thread-safe
