@@ -30,13 +30,14 @@ PUBLISH_FILES = 50  # a refresh of this many files says how far it has come
 
 def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
             progress: Progress | None = None, files: FilesCache | None = None,
-            extractors: Registry = EMPTY) -> Report:
+            extractors: Registry | None = EMPTY) -> Report:
     """Bring the index up to date with what is on disk now. A first index (or a rebuild) applies
     the newest sessions first and commits them as it goes: they answer searches within a second
     or two, while the rest goes on at the bulk load's speed (docs/process-model.md).
-    `extractors`: this writer's registry, made the index's first (registry.py)."""
+    `extractors`: this writer's registry, made the index's first (None: the index's; both
+    registry.py)."""
     ftsload.wait_for_other_loader(conn)
-    registry.reconcile(conn, extractors)
+    projecting, _ = registry.reconcile(conn, extractors)
     observed, unavailable = scan(dirs)
     roots = {d.path for d in dirs}
     report = Report(files=len(observed))
@@ -52,7 +53,7 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
         return report
     with PassScope(conn) as scope:
         _apply(conn, dirs, progress, report, observed, unavailable, known, settled, scope,
-               extractors)
+               projecting)
     report.generation = store.generation(conn)
     if progress is not None:
         progress(len(observed), len(observed), "")
@@ -103,14 +104,15 @@ def _apply(conn: sqlite3.Connection, dirs: list[SessionDir], progress: Progress 
 
 
 def refresh_paths(conn: sqlite3.Connection, paths: set[str],
-                  extractors: Registry = EMPTY) -> Report | None:
+                  extractors: Registry | None = EMPTY) -> Report | None:
     """Apply just these files (a watcher's hint that they grew), when each is a known, indexed
     session file that still exists; None when only a full refresh can tell what happened (or
     finish a bulk load: its full-text rows must go through its side database; or project again
     the sessions a changed registry concerns)."""
     if conn.execute("SELECT 1 FROM meta WHERE key = 'fts_load'").fetchone() is not None:
         return None
-    if registry.reconcile(conn, extractors):
+    projecting, marked = registry.reconcile(conn, extractors)
+    if marked:
         return None
     observed: list[tuple[Observation, str]] = []
     for path in sorted(paths):
@@ -129,7 +131,7 @@ def refresh_paths(conn: sqlite3.Connection, paths: set[str],
     with writes.WriteBatch(conn, fulltext=fulltext) as batch:
         batch.begin()
         for obs, session_id in observed:
-            outcome = apply_file(conn, fulltext, obs, session_id, extractors=extractors)
+            outcome = apply_file(conn, fulltext, obs, session_id, extractors=projecting)
             report.count(outcome)
             batch.dirty |= outcome.change in ("appended", "rebuilt")
     report.generation = store.generation(conn)

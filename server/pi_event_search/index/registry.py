@@ -50,18 +50,20 @@ def holding(conn: sqlite3.Connection, types: set[str]) -> list[str]:
         f"WHERE s.sid IN ({marks}) AND f.status = 'indexed' ORDER BY f.path", sorted(sids))]
 
 
-def reconcile(conn: sqlite3.Connection, registry: Registry) -> list[str]:
-    """Make `registry` the index's: the session files it marked for projection again (none when
-    the index already records it; then nothing is written)."""
-    if recorded(conn) == registry:
-        return []
+def reconcile(conn: sqlite3.Connection, wanted: Registry | None) -> tuple[Registry, list[str]]:
+    """The registry a writer projects with, and the session files it marked for projection
+    again: `wanted` made the index's (nothing is written when the index records it already), or
+    for a process without a usable registry (None), the index's own, left as it is."""
+    old = recorded(conn)
+    if wanted is None or old == wanted:
+        return old or EMPTY, []
     with store.transaction(conn):
         old = recorded(conn)  # again, inside the write transaction
-        if old == registry:
-            return []
-        paths = holding(conn, registry.changed(old or EMPTY))
+        if old == wanted:
+            return wanted, []
+        paths = holding(conn, wanted.changed(old or EMPTY))
         # Not `indexed`: the next pass parses the file whole (ingest._rebuild), as a new one.
         conn.executemany("UPDATE files SET status = 'new' WHERE path = ?", [(p,) for p in paths])
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                     (META_KEY, registry.to_json()))
-    return paths
+                     (META_KEY, wanted.to_json()))
+    return wanted, paths

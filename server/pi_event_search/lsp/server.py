@@ -96,8 +96,9 @@ class PiEventServer(LanguageServer):
             if engine.writer:
                 self.reindex_task = asyncio.ensure_future(self.index_now())
 
-    def registry(self) -> Registry:
-        """The extractor registry: the client's setting, else the user file's."""
+    def registry(self) -> Registry | None:
+        """The extractor registry: the client's setting, else the user file's (None: it holds
+        nothing usable; the index's stays)."""
         if self.settings.extractors is not None:
             return self.settings.extractors
         registry, warnings = load_file(extractors_file())

@@ -74,16 +74,14 @@ def parse(options: Any, base: Settings | None = None) -> Settings:
             values[field_name] = flag
         elif flag is not None:
             warn.append(f"{key}: expected true or false; ignored")
-    if "extractors" in options:
-        raw = options["extractors"]
+    raw = options.get("extractors")
+    if raw is not None:  # absent: as before; null: the user file's
         registry, bad = extractors.parse(raw, "extractors")
         warn += bad
-        # A value with nothing valid in it is no registry: the one before stays (an empty list
-        # is one: nothing registered; null: the user file's).
-        if raw is None or raw == [] or registry.extractors:
-            values["extractors"] = None if raw is None else registry
-        elif isinstance(raw, list):
-            warn.append("extractors: no valid entry; the registry stays as it was")
+        if registry is not None:  # nothing valid in it: the registry before stays
+            values["extractors"] = registry
+    elif "extractors" in options:
+        values["extractors"] = None
     values["warnings"] = tuple(warn)
     return Settings(**values)
 

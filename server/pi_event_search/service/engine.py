@@ -36,7 +36,7 @@ from pi_event_search.events.reader import read_event
 from pi_event_search.events.trace import trace_event
 from pi_event_search.files.filehistory import History, file_history
 from pi_event_search.files.lineorigin import line_origin
-from pi_event_search.index import damage, indexer, locks, progress, store, textcodec, writes
+from pi_event_search.index import damage, indexer, locks, progress, registry, store, textcodec, writes
 from pi_event_search.index.filestate import FilesCache
 from pi_event_search.index.status import status
 from pi_event_search.query.search import Filters, Page, search
@@ -78,11 +78,12 @@ class Engine:
     that see the writer's commits at once (docs/process-model.md)."""
 
     def __init__(self, index_path: Path, dirs: list[SessionDir],
-                 extractors: Registry = EMPTY) -> None:
+                 extractors: Registry | None = EMPTY) -> None:
         self.index_path = index_path
         self.dirs = dirs
         # This process's extractor registry: what it indexes when it writes (index/registry.py),
         # and the only custom types whose `custom.entry` text it shows, whoever indexed them.
+        # None (its setting held nothing usable): the index's own, whatever it is.
         self.extractors = extractors
         self.lease = Lease(index_path)
         self._conn: sqlite3.Connection | None = None  # the write connection, while the writer
@@ -115,7 +116,7 @@ class Engine:
 
     @staticmethod
     def open(index_path: Path | None, extra_dirs: list[str],
-             extractors: Registry = EMPTY) -> Engine:
+             extractors: Registry | None = EMPTY) -> Engine:
         """Every error ends in one of two: IndexOpening (it may pass: busy, locked, a full disk;
         retry) or IndexRefused (it will not: say why). A damaged index at a path this project
         manages is moved aside and a new one is opened in its place."""
@@ -390,16 +391,23 @@ class Engine:
                cursor: str | None = None, prefix_last: bool = False) -> Page:
         # Text from argv (surrogate escapes) or JSON (lone \uD800) may hold lone surrogates.
         clean = {f.name: _valid(getattr(filters, f.name)) for f in fields(filters)}
-        clean["custom_types"] = list(self.extractors.types)
         return self._reading(lambda c: search(
-            c, jsonl.valid_text(query), Filters(**clean), scope, limit=limit,
+            c, jsonl.valid_text(query),
+            Filters(**{**clean, "custom_types": list(self.extractors_for(c).types)}), scope,
+            limit=limit,
             cursor=cursor if cursor is None else jsonl.valid_text(cursor),
             prefix_last=prefix_last))
 
     def read(self, ref: str | Ref, scope: Scope, **kw: Any) -> ReadResult:
         target = ref if isinstance(ref, Ref) else Ref.parse(ref)
         return self._reading(lambda c: read_event(c, self.refresh_file, target, scope,
-                                                  extractors=self.extractors, **kw))
+                                                  extractors=self.extractors_for(c), **kw))
+
+    def extractors_for(self, conn: sqlite3.Connection) -> Registry:
+        """The registry this process shows custom entries of: its own, else the index's."""
+        if self.extractors is not None:
+            return self.extractors
+        return registry.recorded(conn) or EMPTY
 
     def trace(self, ref: str | Ref, scope: Scope) -> TraceResult:
         target = ref if isinstance(ref, Ref) else Ref.parse(ref)
@@ -456,5 +464,5 @@ def _classified(path: Path, run: Callable[[], T]) -> T:
                else IndexRefused(what)) from exc
 
 
-def _open(path: Path, dirs: list[SessionDir], extractors: Registry) -> Engine:
+def _open(path: Path, dirs: list[SessionDir], extractors: Registry | None) -> Engine:
     return _classified(path, lambda: Engine(path, dirs, extractors))

@@ -7,7 +7,9 @@ their type here: `[{"customType": "todo-state", "fields": ["title", "items.*.tex
 object, a number an index into a list. Only strings are taken.
 
 Parsing is forgiving (a bad entry is a warning and is left out, never an error) and bounded (so
-is what one entry can yield). Everything here is pure but `load_file`.
+is what one entry can yield). A value with nothing valid in it is no registry at all (None): the
+process then keeps the one it had, or the index's, so a typo never drops what is indexed.
+Everything here is pure but `load_file`.
 """
 
 from __future__ import annotations
@@ -131,13 +133,12 @@ def _one(item: Any, where: str) -> tuple[Extractor | None, str | None]:
     return Extractor(custom_type, tuple(dict.fromkeys(fields)), " ".join(label.split())), None
 
 
-def parse(value: Any, where: str = "extractors") -> tuple[Registry, list[str]]:
+def parse(value: Any, where: str = "extractors") -> tuple[Registry | None, list[str]]:
     """A registry from a list of entries; every bad entry is named in the warnings and left out
-    (a second entry for one customType too). Not a list: the empty registry and a warning."""
-    if value is None:
-        return EMPTY, []
+    (a second entry for one customType too). None, with a warning, for a value that is not a
+    list or whose entries are all bad (an empty list is the empty registry)."""
     if not isinstance(value, list):
-        return EMPTY, [f"{where}: expected a list of {{customType, fields, label}}; ignored"]
+        return None, [f"{where}: expected a list of {{customType, fields, label}}; ignored"]
     warnings: list[str] = []
     found: dict[str, Extractor] = {}
     for i, item in enumerate(value):
@@ -152,29 +153,32 @@ def parse(value: Any, where: str = "extractors") -> tuple[Registry, list[str]]:
             warnings.append(f"{warning}; ignored")
             continue
         found[ext.custom_type] = ext
+    if value and not found:
+        return None, [*warnings, f"{where}: no valid entry; ignored as a whole"]
     return Registry(tuple(found[t] for t in sorted(found))), warnings
 
 
 def from_json(text: str) -> Registry:
     """A registry as `Registry.to_json` wrote it (an index's record); anything else: empty."""
     try:
-        return parse(orjson.loads(text))[0]
+        return parse(orjson.loads(text))[0] or EMPTY
     except orjson.JSONDecodeError:
         return EMPTY
 
 
-def load_file(path: Path) -> tuple[Registry, list[str]]:
-    """The user file: `{"extractors": [...]}`. No file: the empty registry, no warning."""
+def load_file(path: Path) -> tuple[Registry | None, list[str]]:
+    """The user file: `{"extractors": [...]}`. No file: the empty registry (nothing registered).
+    A file that holds no usable registry: None and a warning."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         return EMPTY, []
     except OSError as exc:
-        return EMPTY, [f"{path}: unreadable ({exc.strerror or exc}); no extractors"]
+        return None, [f"{path}: unreadable ({exc.strerror or exc}); ignored"]
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        return EMPTY, [f"{path}: not JSON ({exc}); no extractors"]
+        return None, [f"{path}: not JSON ({exc}); ignored"]
     if not isinstance(obj, dict) or "extractors" not in obj:
-        return EMPTY, [f"{path}: expected an object {{\"extractors\": [...]}}; no extractors"]
+        return None, [f"{path}: expected an object {{\"extractors\": [...]}}; ignored"]
     return parse(obj["extractors"], f"{path}: extractors")
