@@ -31,7 +31,7 @@ class Corpus:
             "title": "groceries quokkaplan",
             "items": [{"text": "buy wombatmilk"}, {"text": f"deploy key {KEY} zebrakey"}]})
         self.note = SessionBuilder(sessions, cwd)
-        self.note.user("a note session")
+        self.note_user = self.note.user("a note session")
         self.note_entry = self.note.custom("note-state", {
             "body": "remember platypusnote", "tags": {"a": "dingotag", "b": 3}})
         self.plain = SessionBuilder(sessions, cwd)
@@ -115,6 +115,11 @@ async def test_a_server_never_shows_a_type_its_registry_lacks(start, pi_home, tm
     assert await todo_only.workspace_symbol_async(t.WorkspaceSymbolParams(query="platypusnote")) == []
     read = await _ask(todo_only, "piEvents/read", {"ref": c.ref(c.note, c.note_entry)})
     assert read["fragments"] == []
+    # Nor in a node's preview (read neighbours, trace): nodes never show a custom entry's text.
+    around = await _ask(todo_only, "piEvents/read", {"ref": c.ref(c.note, c.note_user), "after": 2})
+    assert [n["preview"] for n in around["neighbours"]["after"]] == ["custom"]
+    trace = await _ask(todo_only, "piEvents/trace", {"ref": c.ref(c.note, c.note_entry)})
+    assert "platypusnote" not in json.dumps([read, around, trace])
     # A server without the option reads the user file (here: the note type only).
     user_file = Path(pi_home.env()["XDG_CONFIG_HOME"]) / "pi-event-search" / "extractors.json"
     user_file.parent.mkdir(parents=True)

@@ -64,7 +64,11 @@ class Event:
 
     @property
     def preview(self) -> str:
+        """The stored preview of the event's nodes (read neighbours, trace). Never a custom entry's
+        text: the index holds the writer's, and each process shows its own registry's only."""
         for frag in self.fragments:
+            if frag.kind == "custom.entry":
+                continue
             text = " ".join(frag.text[: PREVIEW_CHARS * 2].split())
             if text:
                 return text[:PREVIEW_CHARS] + ("…" if len(text) > PREVIEW_CHARS else "")
