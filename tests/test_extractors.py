@@ -16,6 +16,7 @@ import pytest
 from builder import SessionBuilder
 from engine_support import ALL, cli, engine, hits
 from pi_event_search.index import registry
+from pi_event_search.lsp import settings
 from pi_event_search.service.engine import Engine
 from pi_event_search.source import extractors
 from pi_event_search.source.projection import project
@@ -121,6 +122,19 @@ def test_projection_labels_masks_and_keeps_the_type():
     unregistered = project(entry, "/p")
     assert unregistered.fragments == [] and unregistered.tree["customType"] == "todo-state"
     assert project(entry, "/p", reveal=True, extractors=reg(TODO)).fragments[1].text.endswith(KEY)
+
+
+def test_the_setting_replaces_keeps_or_goes_back_to_the_user_file():
+    first = settings.parse({"piEvents": {"extractors": [TODO]}})
+    assert first.extractors == reg(TODO) and first.warnings == ()
+    assert settings.parse({"watch": False}, first).extractors == reg(TODO)  # absent: as before
+    assert settings.parse({"extractors": []}, first).extractors == extractors.EMPTY
+    assert settings.parse({"extractors": None}, first).extractors is None  # the user file's
+    kept = settings.parse({"extractors": [{"customType": "x"}]}, first)  # nothing valid in it
+    assert kept.extractors == reg(TODO) and "no valid entry" in kept.warnings[-1]
+    part = settings.parse({"extractors": [NOTE, {"customType": "x", "fields": ["a..b"]}]}, first)
+    assert part.extractors == reg(NOTE) and len(part.warnings) == 1
+    assert settings.parse({"extractors": "todo-state"}).extractors is None
 
 
 # -- the index -------------------------------------------------------------------------------
