@@ -235,7 +235,11 @@ def test_units(world: World) -> None:
         "limit: expected an integer in 1..200, got 500",
     ]
     assert out["init_options"] == {"roots": ["/w"], "watch": True, "sessionDirs": ["/arch"],
-                                   "indexPath": "/tmp/ix.sqlite3", "revealSecrets": False}
+                                   "indexPath": "/tmp/ix.sqlite3", "revealSecrets": False,
+                                   "extractors": [{"customType": "todo-state", "label": "Todos",
+                                                   "fields": ["title", "items.*.text"]}]}
+    assert out["extractor_errors"] == [
+        'extractors: expected nil or a non-empty list of {customType, fields, label}, got { "todo-state" }']
     assert out["refs"] == [["pi-event:019f-aa.b/5e6f7081#tool.result:0", 4, 45],
                            ["pi-event:S1/v1~3", 51, 67]]
     assert out["ref_at"] == "pi-event:S1/v1~3" and out["ref_none"] and out["parse_bad"]

@@ -18,6 +18,7 @@ export const KINDS = [
 	"summary.compaction",
 	"summary.branch",
 	"custom.message",
+	"custom.entry",
 	"session.name",
 ] as const;
 

@@ -20,10 +20,12 @@ from pi_event_search.cli import render as render_text
 from pi_event_search.cli.demo import ensure_demo
 from pi_event_search.core.authz import MissingCutoff, Scope, default_root
 from pi_event_search.core.errors import EngineError, NotFound
+from pi_event_search.core.locations import extractors_file
 from pi_event_search.core.timestamps import parse_time
 from pi_event_search.query.parse import QueryTooLong
 from pi_event_search.query.search import Filters, StaleCursor
 from pi_event_search.service.engine import Engine
+from pi_event_search.source.extractors import load_file
 
 CLI_WAIT = 10.0  # seconds a command waits for another process indexing, then answers as is
 INDEX_WAIT = 3600.0  # seconds `index` waits for another process's pass
@@ -135,7 +137,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _engine(args: argparse.Namespace) -> Engine:
-    engine = Engine.open(Path(args.index) if args.index else None, list(args.sessions_dir))
+    registry, warnings = load_file(extractors_file())
+    for warning in warnings:  # a bad registry is a warning: the command goes on without it
+        print(f"pi-event-search: {warning}", file=sys.stderr)
+    engine = Engine.open(Path(args.index) if args.index else None, list(args.sessions_dir),
+                         registry)
     if engine.recovered:  # said once, by the process that moved the damaged index aside
         print(f"pi-event-search: {engine.recovered}", file=sys.stderr)
     return engine

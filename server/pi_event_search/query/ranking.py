@@ -25,7 +25,7 @@ from pi_event_search.query.parse import Parsed
 KIND_WEIGHTS = {
     "session.name": 2.0, "user.text": 1.5, "bash.command": 1.4, "tool.call": 1.3,
     "assistant.text": 1.2, "summary.compaction": 1.1, "summary.branch": 1.1,
-    "tool.result": 1.0, "bash.output": 1.0, "custom.message": 0.8,
+    "tool.result": 1.0, "bash.output": 1.0, "custom.message": 0.8, "custom.entry": 0.8,
 }
 COLUMN_WEIGHTS = (1.0, 0.5)  # fragment text, then meta (tool name, error state, custom type)
 CANDIDATES = 1000  # matching fragments per tier (README, Ranking)
@@ -189,8 +189,9 @@ def _window(conn: sqlite3.Connection, match: str, q: Query, rowids: str, limit: 
 
 
 def fragment_filters(f: Filters) -> tuple[list[str], list[Any]]:
-    """Clauses on the fragment `f`: its kind, and not a call or result of an excluded tool (the
-    fragment's meta is the tool's name, with " error" after a failed result's)."""
+    """Clauses on the fragment `f`: its kind, not a call or result of an excluded tool (the
+    fragment's meta is the tool's name, with " error" after a failed result's), and no custom
+    entry's text of a type outside the server's registry (its meta is the custom type)."""
     where: list[str] = []
     params: list[Any] = []
     if f.kinds:
@@ -201,6 +202,9 @@ def fragment_filters(f: Filters) -> tuple[list[str], list[Any]]:
         where.append("NOT (f.kind IN ('tool.call', 'tool.result') "
                      f"AND f.meta IN ({','.join('?' * len(names))}))")
         params += names
+    where.append(f"(f.kind <> 'custom.entry' OR f.meta IN "
+                 f"({','.join('?' * len(f.custom_types))}))")
+    params += f.custom_types
     return where, params
 
 
