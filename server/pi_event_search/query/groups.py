@@ -37,8 +37,6 @@ from pi_event_search.query.ranking import (
 from pi_event_search.query.search import MAX_LIMIT, Question, hits_of, position, question, snapshot
 from pi_event_search.query.sessioninfo import about
 
-GROUP_BY = ("session",)
-
 
 @dataclass(slots=True)
 class GroupPage:
