@@ -67,8 +67,8 @@ vim.api.nvim_create_user_command("PiEvents", function(cmd)
   fn(rest)
 end, {
   nargs = "*",
-  desc = "Pi events: search [query] | sessions [query] | read [ref] | trace [ref] | open [ref] | file | blame | status"
-    .. " | reindex | restart"
+  desc = "Pi events: search [query] | sessions [query] | read [ref] | trace [ref] | open [ref] | file"
+    .. " | blame | status | reindex | restart"
     .. " | install [sync] [force]",
   complete = function(arglead, cmdline)
     if cmdline:match("^%s*%S+%s+%S+%s") then
