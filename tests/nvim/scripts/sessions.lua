@@ -2,6 +2,7 @@
 -- opens the chosen one's first event; with a query, the grouped search, a row per session standing
 -- for its strongest hit. Then the finder and preview that :Telescope pi_events sessions wraps.
 local H = dofile(arg[1])
+local SLOW = 30000 -- server-bound waits on a loaded machine; a hang still fails
 
 ---@param rows table[]
 ---@return string[]
@@ -27,7 +28,8 @@ H.run_indexed(function(F)
     c
   )
   H.put("raw_grouped", refs_of(raw_grouped.sessions, "top"))
-  local raw_hits = request_sync("piEvents/search", { query = "zebrafish", limit = 50, prefixLast = false }, 10000, c)
+  local raw_hits =
+    request_sync("piEvents/search", { query = "zebrafish", limit = 50, prefixLast = false }, 10000, c)
   H.put(
     "raw_hits",
     vim.tbl_map(function(h)
@@ -61,7 +63,7 @@ H.run_indexed(function(F)
     "the list opens the chosen session's first event",
     H.wait(function()
       return vim.startswith(vim.api.nvim_buf_get_name(0), "pi-event://read/")
-    end),
+    end, SLOW),
     { shown = shown, notes = H.result.notifications }
   )
   H.put("list", shown or vim.NIL)
@@ -74,7 +76,7 @@ H.run_indexed(function(F)
     "the grouped search opens the top hit",
     H.wait(function()
       return shown and vim.startswith(vim.api.nvim_buf_get_name(0), "pi-event://read/")
-    end),
+    end, SLOW),
     { shown = shown, notes = H.result.notifications }
   )
   H.put("grouped", shown or vim.NIL)
@@ -84,7 +86,7 @@ H.run_indexed(function(F)
   vim.cmd("PiEvents sessions nosuchwordanywhere")
   H.wait(function()
     return #H.result.notifications > before
-  end)
+  end, SLOW)
   local note = H.result.notifications[before + 1]
   H.put("none_note", note and note.msg or vim.NIL)
 
@@ -97,9 +99,12 @@ H.run_indexed(function(F)
     end, function()
       done = true
     end)
-    H.check("finder answered " .. prompt, H.wait(function()
-      return done
-    end))
+    H.check(
+      "finder answered " .. prompt,
+      H.wait(function()
+        return done
+      end, SLOW)
+    )
     return entries
   end
   local function summary(entries)
@@ -129,9 +134,12 @@ H.run_indexed(function(F)
     view.preview(buf, entry.ref, c, function()
       done = true
     end, entry.preview_head(entry))
-    H.check("preview of " .. entry.ref, H.wait(function()
-      return done
-    end))
+    H.check(
+      "preview of " .. entry.ref,
+      H.wait(function()
+        return done
+      end, SLOW)
+    )
     return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
   end
   H.put("preview", preview(typed[1]))
