@@ -10,7 +10,8 @@ event-level first page reads. A later page must not show again a session whose t
 earlier page, though its other hits lie ahead: the sessions with a hit before the cursor are the
 sessions with a matching event in the tiers already walked (one SQL pass over their FTS rows)
 plus those among the first events of the cursor's own tier. `matches` is one SQL count over all
-the query's matches, for the sessions on the page. docs/design.md has the figures.
+the query's matches, for the sessions on the page. docs/design.md, "Sessions as a view", has
+the figures.
 """
 
 from __future__ import annotations
