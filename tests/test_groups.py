@@ -89,7 +89,8 @@ def _filters(c: Corpus) -> list[Filters]:
         Filters(cwd=f"{c.root}/api"), Filters(roles=["user"]),
         Filters(since_ms=parse_time(iso(mid), "since")), Filters(tools=["bash"]),
         Filters(until_ms=parse_time(iso(mid), "until"), kinds=["assistant.text", "tool.call"]),
-        Filters(exclude_tools=["read"]),
+        Filters(exclude_tools=["read"]), Filters(file="src/quokka.ts"),
+        Filters(branch_states=["selected"], selection_states=["direct"]),
     ]
 
 

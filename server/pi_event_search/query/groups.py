@@ -10,7 +10,8 @@ event-level first page reads. A later page must not show again a session whose t
 earlier page, though its other hits lie ahead: the sessions with a hit before the cursor are the
 sessions with a matching event in the tiers already walked (one SQL pass over their FTS rows)
 plus those among the first events of the cursor's own tier. `matches` is one SQL count over all
-the query's matches, for the sessions on the page. docs/design.md has the figures.
+the query's matches, for the sessions on the page. docs/design.md, "Sessions as a view", has
+the figures.
 """
 
 from __future__ import annotations
@@ -34,7 +35,15 @@ from pi_event_search.query.ranking import (
     narrowed,
     walk,
 )
-from pi_event_search.query.search import MAX_LIMIT, Question, hits_of, position, question, snapshot
+from pi_event_search.query.search import (
+    MAX_LIMIT,
+    Question,
+    hits_of,
+    position,
+    question,
+    recent_sql,
+    snapshot,
+)
 from pi_event_search.query.sessioninfo import about
 
 
@@ -156,22 +165,30 @@ def _counts(conn: sqlite3.Connection, q: Query, sids: list[int]) -> dict[int, in
 
 def _recent(conn: sqlite3.Connection, q: Question, limit: int, offset: int
             ) -> tuple[list[Picked], dict[int, int]]:
-    """Empty query: the event-level answer lists the newest events passing the filters (newest
-    first, then the higher eid); per session, its newest one and how many there are."""
+    """Empty query: the event-level answer lists the newest events passing the filters; the
+    sessions of its events in that order, from the `offset`th, each with its newest one, and how
+    many there are. The walk stops at the last session wanted: a first page reads a few hundred
+    events, not every event of the index."""
+    sql, params = recent_sql(q.filters, q.where, q.params)
+    tops: dict[int, Picked] = {}
+    skipped: set[int] = set()
+    for r in conn.execute(sql, params):
+        sid = r["sid"]
+        if sid in tops or sid in skipped:
+            continue
+        if len(skipped) < offset:
+            skipped.add(sid)
+            continue
+        tops[sid] = Picked(r["eid"], r["fid"], 0, sid)
+        if len(tops) == limit:
+            break
+    if not tops:
+        return [], {}
     kind_where, kind_params = fragment_filters(q.filters)
     kinds = "".join(f" AND {w}" for w in kind_where)
-    sql = f"""
-      WITH m AS (
-        SELECT e.eid AS eid, e.sid AS sid, e.ts_ms AS ts_ms,
-          (SELECT f.fid FROM fragments f WHERE f.eid = e.eid{kinds} ORDER BY f.fid LIMIT 1) AS fid
-        FROM events e JOIN sessions s ON s.sid = e.sid WHERE {' AND '.join(q.where)}),
-      r AS (
-        SELECT eid, sid, fid, ts_ms,
-          row_number() OVER (PARTITION BY sid ORDER BY ts_ms DESC, eid DESC) AS n,
-          count(*) OVER (PARTITION BY sid) AS matches
-        FROM m WHERE fid IS NOT NULL)
-      SELECT eid, sid, fid, matches FROM r WHERE n = 1
-      ORDER BY ts_ms DESC, eid DESC LIMIT ? OFFSET ?"""
-    rows = conn.execute(sql, [*kind_params, *q.params, limit, offset]).fetchall()
-    return ([Picked(r["eid"], r["fid"], 0, r["sid"]) for r in rows],
-            {r["sid"]: r["matches"] for r in rows})
+    counts = {r["sid"]: r["n"] for r in conn.execute(
+        f"SELECT e.sid AS sid, count(*) AS n FROM events e JOIN sessions s ON s.sid = e.sid "
+        f"WHERE {' AND '.join(q.where)} AND e.sid IN ({','.join('?' * len(tops))}) "
+        f"AND EXISTS (SELECT 1 FROM fragments f WHERE f.eid = e.eid{kinds}) GROUP BY e.sid",
+        [*q.params, *tops, *kind_params])}
+    return list(tops.values()), counts

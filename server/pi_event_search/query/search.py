@@ -165,18 +165,24 @@ def position(at: tuple[int, ...], size: int) -> tuple[int, ...]:
     return at
 
 
-def _recent(conn: sqlite3.Connection, f: Filters, where: list[str], params: list[Any],
-            limit: int, offset: int) -> list[Picked]:
-    """Empty query: the newest events passing the filters, evidence = their first fragment."""
+def recent_sql(f: Filters, where: list[str], params: list[Any]) -> tuple[str, list[Any]]:
+    """Empty query: the newest events passing the filters (eid, sid and fid = the evidence,
+    their first fragment passing the fragment filters), newest first, then the higher eid."""
     kind_where, kind_params = fragment_filters(f)
     kinds = (" AND " + " AND ".join(kind_where)) if kind_where else ""
     sql = f"""
-      SELECT e.eid,
+      SELECT e.eid AS eid, e.sid AS sid,
         (SELECT f.fid FROM fragments f WHERE f.eid = e.eid{kinds} ORDER BY f.fid LIMIT 1) AS fid
       FROM events e JOIN sessions s ON s.sid = e.sid
       WHERE {' AND '.join(where)} AND fid IS NOT NULL
-      ORDER BY e.ts_ms DESC, e.eid DESC LIMIT ? OFFSET ?"""
-    rows = conn.execute(sql, [*kind_params, *params, limit, offset]).fetchall()
+      ORDER BY e.ts_ms DESC, e.eid DESC"""
+    return sql, [*kind_params, *params]
+
+
+def _recent(conn: sqlite3.Connection, f: Filters, where: list[str], params: list[Any],
+            limit: int, offset: int) -> list[Picked]:
+    sql, values = recent_sql(f, where, params)
+    rows = conn.execute(f"{sql} LIMIT ? OFFSET ?", [*values, limit, offset]).fetchall()
     return [Picked(r["eid"], r["fid"]) for r in rows]
 
 

@@ -61,8 +61,13 @@ def sessions(conn: sqlite3.Connection, filters: Filters, scope: Scope, *, limit:
 
 
 def _page(conn: sqlite3.Connection, f: Filters, scope: Scope, limit: int,
-          at: tuple[int, ...] | None) -> list[sqlite3.Row]:
-    """The sessions of the page: row id, session id and place in the order (`k`)."""
+          at: tuple[int, ...] | None) -> list[dict[str, Any]]:
+    """The sessions of the page: row id, session id and place in the order (`k`, the newest
+    event's time). The visible events are walked newest first (the time index): a session's
+    first event in this walk is its newest, so the sessions come in the list's order, and the
+    walk stops at the last one wanted. A first page reads the few thousand newest events, not
+    every event of the index; a later page starts its walk at its cursor and asks each session
+    it meets whether it has a newer event (then it was listed before)."""
     auth, params = scope.event_sql(f.session_id)
     chosen = [auth]
     if f.session_id:
@@ -72,32 +77,57 @@ def _page(conn: sqlite3.Connection, f: Filters, scope: Scope, limit: int,
         sql, values = under_sql("s.cwd_canon", f.cwd)
         chosen.append(sql)
         params += values
-    window: list[str] = []
-    window_params: list[Any] = []
-    if f.since_ms is not None:
-        window.append("v.last_ms >= ?")
-        window_params.append(f.since_ms)
-    if f.until_ms is not None:
-        window.append("v.first_ms < ?")
-        window_params.append(f.until_ms)
+    where = " AND ".join(chosen)
+    start: list[str] = []
+    start_params: list[Any] = []
+    if at is not None and at[0] != _NO_TIME:
+        start.append(" AND (e.ts_ms <= ? OR e.ts_ms IS NULL)")
+        start_params.append(at[0])
+    elif at is not None:
+        start.append(" AND e.ts_ms IS NULL")
     held, held_params = _holding(conn, f, scope)
+    checks: list[str] = []
+    check_params: list[Any] = []
+    if f.until_ms is not None:  # its first event before `until`
+        checks.append(f"EXISTS (SELECT 1 FROM events e WHERE e.sid = s.sid AND {where} "
+                      "AND e.ts_ms < ?)")
+        check_params += [*params, f.until_ms]
     if held:
-        window.append(held)
-        window_params += held_params
-    if at is not None:
-        window.append("(v.k < ? OR (v.k = ? AND v.sid < ?))")
-        window_params += [at[0], at[0], at[1]]
-    sql = f"""
-      WITH v AS (
-        SELECT e.sid AS sid, coalesce(max(e.ts_ms), {_NO_TIME}) AS k, max(e.ts_ms) AS last_ms,
-          min(e.ts_ms) AS first_ms
-        FROM events e JOIN sessions s ON s.sid = e.sid WHERE {' AND '.join(chosen)}
-        GROUP BY e.sid)
-      SELECT v.sid AS sid, v.k AS k, s.session_id AS session_id
-      FROM v JOIN sessions s ON s.sid = v.sid
-      {'WHERE ' + ' AND '.join(window) if window else ''}
-      ORDER BY v.k DESC, v.sid DESC LIMIT ?"""
-    return conn.execute(sql, [*params, *window_params, limit]).fetchall()
+        checks.append(held)
+        check_params += held_params
+    seen: set[int] = set()
+    out: list[dict[str, Any]] = []
+    walk = conn.execute(
+        f"SELECT e.sid AS sid, e.ts_ms AS ts, s.session_id AS session_id FROM events e "
+        f"JOIN sessions s ON s.sid = e.sid WHERE {where}{''.join(start)} "
+        "ORDER BY e.ts_ms DESC, e.sid DESC", [*params, *start_params])
+    for r in walk:
+        sid = r["sid"]
+        if sid in seen:
+            continue
+        seen.add(sid)
+        k = _NO_TIME if r["ts"] is None else r["ts"]
+        if f.since_ms is not None and k < f.since_ms:  # every later session's newest is older
+            break
+        if at is not None and (k == at[0] and sid >= at[1] or _newer(conn, where, params, sid, at[0])):
+            continue  # listed before the cursor
+        if checks and not conn.execute(
+                f"SELECT 1 FROM sessions s WHERE s.sid = ? AND {' AND '.join(checks)}",
+                [sid, *check_params]).fetchone():
+            continue
+        out.append({"sid": sid, "k": k, "session_id": r["session_id"]})
+        if len(out) == limit:
+            break
+    return out
+
+
+def _newer(conn: sqlite3.Connection, where: str, params: list[Any], sid: int, k: int) -> bool:
+    """Whether the session has a visible event newer than `k` (a place in the order)."""
+    newer = "e.ts_ms IS NOT NULL" if k == _NO_TIME else "e.ts_ms > ?"
+    return conn.execute(
+        f"SELECT 1 FROM events e JOIN sessions s ON s.sid = e.sid WHERE e.sid = ? AND {where} "
+        f"AND {newer} LIMIT 1", [sid, *params, *([] if k == _NO_TIME else [k])]).fetchone() \
+        is not None
 
 
 def _holding(conn: sqlite3.Connection, f: Filters, scope: Scope) -> tuple[str | None, list[Any]]:
