@@ -109,6 +109,11 @@ def test_sessions_command_list_and_grouped_search(sessions_world: World,
     assert grouped["refs"][0] == f["a_strong"] and len(grouped["refs"]) == 2
     assert f["other"] not in " ".join(grouped["refs"])
     assert "2 of 4" in grouped["items"][0] and "2 of 2" in grouped["items"][1]
+    # and the strongest hit's kind and snippet
+    assert "assistant.text  zebrafish zebrafish zebrafish: the retry" in grouped["items"][0]
+    assert "user.text  why does the zebrafish build fail" in grouped["items"][1]
+    assert all(f["key"][8:20] not in line and "\x1b" not in line for line in grouped["items"])
+    assert not any("assistant.text" in line or "user.text" in line for line in lines), "list rows"
     assert out["grouped_opened"] == read_buffer(f["a_strong"])
     assert out["none_note"] and "no session has events matching" in out["none_note"]
 
@@ -127,6 +132,9 @@ def test_sessions_finder_and_preview(sessions_world: World, sessions_run: dict[s
     assert typed[0]["ref"] == f["a_strong"] and typed[0]["session"] == f["a"]
     assert typed[0]["display"].startswith("websocket reconnect fix")
     assert {"PiEventsLabel", "PiEventsKind", "PiEventsMeta"} <= set(typed[0]["groups"])
+    rows = out["grouped_rows"]
+    assert rows[0]["display"] == out["grouped"]["items"][0]
+    assert rows[0]["matched"] == ["zebrafish"] * 3 and rows[1]["matched"] == ["zebrafish"]
     assert out["finder_requests"] >= 2
     # The preview: the session's summary, then the read view of its strongest hit.
     preview = out["preview"]

@@ -5,6 +5,7 @@ local H = dofile(arg[1])
 local SLOW = 30000 -- server-bound waits on a loaded machine; a hang still fails
 
 ---@param rows table[]
+---@param field string  the event a row stands for: "first" or "top"
 ---@return string[]
 local function refs_of(rows, field)
   return vim.tbl_map(function(r)
@@ -117,12 +118,22 @@ H.run_indexed(function(F)
         groups = vim.tbl_map(function(h)
           return h[2]
         end, hls),
+        matched = vim.tbl_map(
+          function(h)
+            return line:sub(h[1][1] + 1, h[1][2])
+          end,
+          vim.tbl_filter(function(h)
+            return h[2] == "PiEventsMatch"
+          end, hls)
+        ),
       }
     end, entries)
   end
   H.put("finder_empty", summary(run("")))
   local typed = run("zebraf")
   H.put("finder_typed", summary(typed))
+  -- (a prefix term gets no match ranges from the server: the highlights of the full word's rows)
+  H.put("grouped_rows", summary(vim.tbl_map(sessions.make_entry, raw_grouped.sessions)))
   H.put("finder_requests", finder.requests)
   finder.close()
 

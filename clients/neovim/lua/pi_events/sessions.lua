@@ -77,8 +77,8 @@ function M.counts(s)
   return ("%d event%s"):format(s.events or 0, s.events == 1 and "" or "s")
 end
 
---- Display line and highlights of a session row: `title  counts  updated`
---- (highlights as pi_events.search.display's).
+--- Display line and highlights of a session row: `title  counts  updated`, and for a group its
+--- strongest hit's kind and snippet (matches highlighted), as pi_events.search.display's.
 ---@param s table  Group or SessionInfo
 ---@return string line
 ---@return table[] highlights
@@ -99,6 +99,26 @@ function M.display(s)
   local counts_start = #col + 2 + (#counts_col - #counts)
   table.insert(hls, { { counts_start, counts_start + #counts }, "PiEventsKind" })
   table.insert(hls, { { #col + 2 + #counts_col + 2, #line }, "PiEventsMeta" })
+  local top = present(s.top) and type(s.top) == "table" and s.top or nil
+  if top then
+    local kind = search.kind_label(top)
+    line = line .. string.rep(" ", 2 + math.max(0, 19 - #time))
+    local kind_start = #line
+    -- blank keeps the snippet's length, so its match offsets stay valid (and newlines go).
+    local snippet = require("pi_events.untrusted").blank(type(top.snippet) == "string" and top.snippet or "")
+    line = line .. kind .. "  " .. snippet
+    table.insert(
+      hls,
+      { { kind_start, kind_start + #kind }, top.isError == true and "PiEventsError" or "PiEventsKind" }
+    )
+    local base = kind_start + #kind + 2
+    for _, m in ipairs(type(top.matches) == "table" and top.matches or {}) do
+      local from, to = search.byteindex(snippet, m[1]), search.byteindex(snippet, m[2])
+      if to > from then
+        table.insert(hls, { { base + from, base + to }, "PiEventsMatch" })
+      end
+    end
+  end
   return line, hls
 end
 
