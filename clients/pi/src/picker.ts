@@ -277,7 +277,7 @@ export class EventPicker implements Component {
 		const top = group.top;
 		const counts = cell(`${group.matches}/${group.events}`, 9);
 		const time = cell(shortTime(group.updated).slice(0, 16), 16);
-		const title = cell((group.name ?? group.firstPrompt ?? group.sessionId.slice(0, 8)).replace(/\s+/g, " "), 32);
+		const title = cell((group.name || group.firstPrompt || group.sessionId.slice(0, 8)).replace(/\s+/g, " "), 32);
 		const snippet = emphasize(markMatches(top.snippet, top.matches).replace(/\s+/g, " "), (s) => t.bold(t.fg("accent", s)));
 		const kind = kindLabel(top.kind, top.toolName, top.isError);
 		const head = `${selected ? t.fg("accent", "▸") : " "} ${t.fg("success", counts)} ${t.fg("muted", time)} ${group.name ? title : t.fg("muted", title)} ${top.isError ? t.fg("error", kind) : t.fg("dim", kind)} `;
