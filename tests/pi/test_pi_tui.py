@@ -86,7 +86,9 @@ def test_events_picker_in_the_interactive_tui(project: Project) -> None:
     # the terminal raw; and a key in a command.
     old = SessionBuilder(project.agent / "sessions", str(project.root))
     old.bash("make", f"quokkaline{ESCAPES} built with sk-proj-Qx7vR2mN8kL4pT6wY1zB3cD5fG9hJ0aS\n")
-    header = rf"Pi events · sessions of {re.escape(str(project.root.resolve()))}, current session left out"
+    # (at 120 columns the rest of the line, ", current session left out", is cut when pytest's
+    # temporary path is long, as from its 100th run on)
+    header = rf"Pi events · sessions of {re.escape(str(project.root.resolve()))}"
     try:
         term.until(r"pi v0\.73\.1")
         time.sleep(1)  # the editor takes keys once drawn
