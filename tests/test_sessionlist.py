@@ -224,3 +224,32 @@ def test_times_of_a_session_without_times(tmp_path):
     assert item["first"]["entryId"] == "v1~1" and item["firstPrompt"] == "hello there"
     assert iso(sb.clock) == item["updated"]
     e.close()
+
+
+def test_the_callers_own_session_as_of_its_cutoff(tmp_path):
+    """Name, first prompt, counts and times of the caller's own session are those before the
+    cutoff, in the list and in a group."""
+    proj = tmp_path / "proj"
+    sb = SessionBuilder(tmp_path / "sessions", str(proj))
+    sb.session_info("the old name")
+    sb.user("first question about sockets")
+    before = sb.assistant("an answer about sockets")
+    cutoff = sb.assistant(tool_calls=[("c1", "event_search", {"query": "sockets"})])
+    sb.tool_result("c1", "event_search", "sockets found")
+    sb.session_info("the new name")
+    e = Engine(tmp_path / "index.sqlite3", [SessionDir(str(tmp_path / "sessions"), live=True)])
+    e.refresh()
+    scope = Scope.of([str(proj)], sb.session_id, cutoff)
+    mine = Filters(session_id=sb.session_id)
+    item = e.sessions(mine, scope)["sessions"][0]
+    group = e.search_groups("sockets", mine, scope).groups[0]
+    lines = [json.loads(x) for x in sb.path.read_text().splitlines()]
+    for shown in (item, group):
+        assert (shown["name"], shown["firstPrompt"], shown["events"]) == \
+            ("the old name", "first question about sockets", 3)
+        assert shown["updated"] == lines[3]["timestamp"]
+    assert group["matches"] == 2 and group["top"]["entryId"] in (before, lines[2]["id"])
+    assert item["kinds"] == {"assistant.text": 1, "session.name": 1, "user.text": 1}
+    unscoped = e.sessions(Filters(), Scope.of([str(proj)]))["sessions"][0]
+    assert (unscoped["name"], unscoped["events"]) == ("the new name", 6)
+    e.close()
