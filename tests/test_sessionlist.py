@@ -253,3 +253,23 @@ def test_the_callers_own_session_as_of_its_cutoff(tmp_path):
     unscoped = e.sessions(Filters(), Scope.of([str(proj)]))["sessions"][0]
     assert (unscoped["name"], unscoped["events"]) == ("the new name", 6)
     e.close()
+
+
+def test_sessions_pi_itself_wrote(tmp_path):
+    """Files written by Pi's own SessionManager (tests/piwriter.py): every one listed, its name
+    Pi's getSessionName(), its first event Pi's first tree root, its parent Pi's parentSession."""
+    from piwriter import write_pi_sessions
+
+    oracle = write_pi_sessions(tmp_path / "sessions")
+    e = Engine(tmp_path / "index.sqlite3", [SessionDir(str(tmp_path / "sessions"), live=True)])
+    e.refresh()
+    got = {s["sessionId"]: s for s in listed(e, Filters(), Scope.of(None), 4)}
+    assert set(got) == {r["sessionId"] for r in oracle["sessions"]}
+    for r in oracle["sessions"]:
+        item, want = got[r["sessionId"]], expected(Path(r["path"]))
+        pi_name = " ".join(r["name"].split()) if r["name"] else None
+        assert (item["name"], item["first"]["entryId"], item["parentSession"], item["events"]) == \
+            (pi_name, r["roots"][0], r.get("parentSession"), len(r["entries"])), r["scenario"]
+        assert (item["firstPrompt"], item["started"], item["updated"]) == \
+            (want.first_prompt, want.started, want.updated), r["scenario"]
+    e.close()
