@@ -273,3 +273,26 @@ def test_sessions_pi_itself_wrote(tmp_path):
         assert (item["firstPrompt"], item["started"], item["updated"]) == \
             (want.first_prompt, want.started, want.updated), r["scenario"]
     e.close()
+
+
+def test_sessions_updated_at_the_same_time_across_pages(tmp_path):
+    """Ties in the order (same newest time, or no time at all) split by pages: each once."""
+    proj = tmp_path / "proj"
+    made = []
+    for n in range(5):
+        sb = SessionBuilder(tmp_path / "sessions", str(proj))
+        sb.user(f"prompt {n}")
+        made.append(sb.session_id)
+    for n in range(3):  # v1 entries without timestamps
+        sb = SessionBuilder(tmp_path / "sessions", str(proj), version=None)
+        sb.write_raw(sb.dumps({"type": "message", "message": {"role": "user",
+                                                              "content": f"untimed {n}"}}) + b"\n")
+        made.append(sb.session_id)
+    e = Engine(tmp_path / "index.sqlite3", [SessionDir(str(tmp_path / "sessions"), live=True)])
+    e.refresh()
+    scope = Scope.of([str(proj)])
+    for size in (1, 2, 3):
+        got = listed(e, Filters(), scope, size)
+        assert sorted(s["sessionId"] for s in got) == sorted(made)
+        assert [s["updated"] for s in got[5:]] == [None] * 3
+    e.close()
