@@ -224,3 +224,75 @@ def test_times_of_a_session_without_times(tmp_path):
     assert item["first"]["entryId"] == "v1~1" and item["firstPrompt"] == "hello there"
     assert iso(sb.clock) == item["updated"]
     e.close()
+
+
+def test_the_callers_own_session_as_of_its_cutoff(tmp_path):
+    """Name, first prompt, counts and times of the caller's own session are those before the
+    cutoff, in the list and in a group."""
+    proj = tmp_path / "proj"
+    sb = SessionBuilder(tmp_path / "sessions", str(proj))
+    sb.session_info("the old name")
+    sb.user("first question about sockets")
+    before = sb.assistant("an answer about sockets")
+    cutoff = sb.assistant(tool_calls=[("c1", "event_search", {"query": "sockets"})])
+    sb.tool_result("c1", "event_search", "sockets found")
+    sb.session_info("the new name")
+    e = Engine(tmp_path / "index.sqlite3", [SessionDir(str(tmp_path / "sessions"), live=True)])
+    e.refresh()
+    scope = Scope.of([str(proj)], sb.session_id, cutoff)
+    mine = Filters(session_id=sb.session_id)
+    item = e.sessions(mine, scope)["sessions"][0]
+    group = e.search_groups("sockets", mine, scope).groups[0]
+    lines = [json.loads(x) for x in sb.path.read_text().splitlines()]
+    for shown in (item, group):
+        assert (shown["name"], shown["firstPrompt"], shown["events"]) == \
+            ("the old name", "first question about sockets", 3)
+        assert shown["updated"] == lines[3]["timestamp"]
+    assert group["matches"] == 2 and group["top"]["entryId"] in (before, lines[2]["id"])
+    assert item["kinds"] == {"assistant.text": 1, "session.name": 1, "user.text": 1}
+    unscoped = e.sessions(Filters(), Scope.of([str(proj)]))["sessions"][0]
+    assert (unscoped["name"], unscoped["events"]) == ("the new name", 6)
+    e.close()
+
+
+def test_sessions_pi_itself_wrote(tmp_path):
+    """Files written by Pi's own SessionManager (tests/piwriter.py): every one listed, its name
+    Pi's getSessionName(), its first event Pi's first tree root, its parent Pi's parentSession."""
+    from piwriter import write_pi_sessions
+
+    oracle = write_pi_sessions(tmp_path / "sessions")
+    e = Engine(tmp_path / "index.sqlite3", [SessionDir(str(tmp_path / "sessions"), live=True)])
+    e.refresh()
+    got = {s["sessionId"]: s for s in listed(e, Filters(), Scope.of(None), 4)}
+    assert set(got) == {r["sessionId"] for r in oracle["sessions"]}
+    for r in oracle["sessions"]:
+        item, want = got[r["sessionId"]], expected(Path(r["path"]))
+        pi_name = " ".join(r["name"].split()) if r["name"] else None
+        assert (item["name"], item["first"]["entryId"], item["parentSession"], item["events"]) == \
+            (pi_name, r["roots"][0], r.get("parentSession"), len(r["entries"])), r["scenario"]
+        assert (item["firstPrompt"], item["started"], item["updated"]) == \
+            (want.first_prompt, want.started, want.updated), r["scenario"]
+    e.close()
+
+
+def test_sessions_updated_at_the_same_time_across_pages(tmp_path):
+    """Ties in the order (same newest time, or no time at all) split by pages: each once."""
+    proj = tmp_path / "proj"
+    made = []
+    for n in range(5):
+        sb = SessionBuilder(tmp_path / "sessions", str(proj))
+        sb.user(f"prompt {n}")
+        made.append(sb.session_id)
+    for n in range(3):  # v1 entries without timestamps
+        sb = SessionBuilder(tmp_path / "sessions", str(proj), version=None)
+        sb.write_raw(sb.dumps({"type": "message", "message": {"role": "user",
+                                                              "content": f"untimed {n}"}}) + b"\n")
+        made.append(sb.session_id)
+    e = Engine(tmp_path / "index.sqlite3", [SessionDir(str(tmp_path / "sessions"), live=True)])
+    e.refresh()
+    scope = Scope.of([str(proj)])
+    for size in (1, 2, 3):
+        got = listed(e, Filters(), scope, size)
+        assert sorted(s["sessionId"] for s in got) == sorted(made)
+        assert [s["updated"] for s in got[5:]] == [None] * 3
+    e.close()

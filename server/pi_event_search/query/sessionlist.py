@@ -109,7 +109,8 @@ def _page(conn: sqlite3.Connection, f: Filters, scope: Scope, limit: int,
         k = _NO_TIME if r["ts"] is None else r["ts"]
         if f.since_ms is not None and k < f.since_ms:  # every later session's newest is older
             break
-        if at is not None and (k == at[0] and sid >= at[1] or _newer(conn, where, params, sid, at[0])):
+        if at is not None and ((k == at[0] and sid >= at[1])
+                               or _newer(conn, where, params, sid, at[0])):
             continue  # listed before the cursor
         if checks and not conn.execute(
                 f"SELECT 1 FROM sessions s WHERE s.sid = ? AND {' AND '.join(checks)}",
