@@ -270,12 +270,13 @@ def test_units(world: World) -> None:
     assert any("tool-result-for [recorded] pi-event:S/D" in line for line in trace)
     assert "  read     /w/src/ws.ts [derived]" in trace
     assert {"pi_events", "pi_events.setup()", ":PiEvents", ":Telescope-pi_events",
+            ":PiEvents-sessions", ":Telescope-pi_events-sessions",
             "pi_events-opt-session_dirs", "g:pi_events"} <= set(out["help_tags"])
     assert out["compiled"] and all(v is True for v in out["compiled"].values()), out["compiled"]
     assert len(out["compiled"]) == len(list(PLUGIN.rglob("*.lua")))
     assert all(v is True for v in out["loaded"].values()), out["loaded"]
     assert out["completion"] == ["blame", "file", "install", "open", "read", "reindex", "restart",
-                                 "search", "status", "trace"]
+                                 "search", "sessions", "status", "trace"]
     assert out["resolve_missing_cmd"] == {
         "found": None, "why": "the cmd option's /nonexistent/pi-event-search is not an executable"}
     assert out["checkout"] == {"root": str(REPO), "version": project_version()}
