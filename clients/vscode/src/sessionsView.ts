@@ -288,6 +288,9 @@ export class SessionsView implements vscode.TreeDataProvider<Element>, vscode.Di
       sessions: roots.flatMap((r) => (r.session ? [r.session.sessionId] : [])),
       refs: roots.map((r) => r.row.ref ?? null),
       rows: roots.map((r) => r.row.aria),
+      labels: roots.map((r) => r.row.label),
+      // [matches, events] of a search's sessions; [events] of the list's.
+      counts: roots.flatMap((r) => (r.session ? [countsOf(r.session)] : [])),
       nextCursor: this.rootCursor,
     });
   }
@@ -349,6 +352,10 @@ export class SessionsView implements vscode.TreeDataProvider<Element>, vscode.Di
     if (this.timer) clearTimeout(this.timer);
     for (const d of this.disposables) d.dispose();
   }
+}
+
+function countsOf(s: SessionInfo | SessionGroup): number[] {
+  return 'matches' in s ? [s.matches, s.events] : [s.events];
 }
 
 /** A session's own file, at its header line. */
