@@ -25,6 +25,7 @@ from pi_event_search.core.wire import (
     LineOriginResult,
     ReadResult,
     SecretsResult,
+    SessionsResult,
     Source,
     StatusResult,
     TraceResult,
@@ -39,7 +40,9 @@ from pi_event_search.files.lineorigin import line_origin
 from pi_event_search.index import damage, indexer, locks, progress, store, textcodec, writes
 from pi_event_search.index.filestate import FilesCache
 from pi_event_search.index.status import status
+from pi_event_search.query.groups import GroupPage, grouped
 from pi_event_search.query.search import Filters, Page, search
+from pi_event_search.query.sessionlist import sessions
 from pi_event_search.service.lease import Lease, LeaseLost
 from pi_event_search.source import jsonl
 from pi_event_search.source.discovery import SessionDir, default_dirs, scan
@@ -380,12 +383,26 @@ class Engine:
 
     def search(self, query: str, filters: Filters, scope: Scope, *, limit: int = 20,
                cursor: str | None = None, prefix_last: bool = False) -> Page:
-        # Text from argv (surrogate escapes) or JSON (lone \uD800) may hold lone surrogates.
-        clean = {f.name: _valid(getattr(filters, f.name)) for f in fields(filters)}
-        return self._reading(lambda c: search(
-            c, jsonl.valid_text(query), Filters(**clean), scope, limit=limit,
-            cursor=cursor if cursor is None else jsonl.valid_text(cursor),
-            prefix_last=prefix_last))
+        query, filters, cursor = _cleaned(query, filters, cursor)
+        return self._reading(lambda c: search(c, query, filters, scope, limit=limit,
+                                              cursor=cursor, prefix_last=prefix_last))
+
+    def search_groups(self, query: str, filters: Filters, scope: Scope, *, limit: int = 20,
+                      cursor: str | None = None, prefix_last: bool = False,
+                      reveal_secrets: bool = False) -> GroupPage:
+        """The search's results grouped by session (query/groups.py)."""
+        query, filters, cursor = _cleaned(query, filters, cursor)
+        return self._reading(lambda c: grouped(c, query, filters, scope, limit=limit,
+                                               cursor=cursor, prefix_last=prefix_last,
+                                               reveal=reveal_secrets))
+
+    def sessions(self, filters: Filters, scope: Scope, *, limit: int = 50,
+                 cursor: str | None = None, reveal_secrets: bool = False) -> SessionsResult:
+        """The sessions list, newest first (query/sessionlist.py)."""
+        _, filters, cursor = _cleaned("", filters, cursor)
+        found, after = self._reading(lambda c: sessions(c, filters, scope, limit=limit,
+                                                        cursor=cursor, reveal=reveal_secrets))
+        return {"sessions": found, "nextCursor": after}
 
     def read(self, ref: str | Ref, scope: Scope, **kw: Any) -> ReadResult:
         target = ref if isinstance(ref, Ref) else Ref.parse(ref)
@@ -423,6 +440,14 @@ class Engine:
         if self._users is not None:
             locks.unlock(self._users)
             self._users = None
+
+
+def _cleaned(query: str, filters: Filters, cursor: str | None
+             ) -> tuple[str, Filters, str | None]:
+    """Text from argv (surrogate escapes) or JSON (lone \\uD800) may hold lone surrogates."""
+    clean = {f.name: _valid(getattr(filters, f.name)) for f in fields(filters)}
+    return (jsonl.valid_text(query), Filters(**clean),
+            cursor if cursor is None else jsonl.valid_text(cursor))
 
 
 def _recovered(path: Path, moved: Path) -> str:
