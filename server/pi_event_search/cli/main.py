@@ -136,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    stdout = sys.stdout  # _run wraps it for text output; a caller that runs main twice gets it back
     try:
         args = build_parser().parse_args(argv)
         return _run(args)
@@ -149,6 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    finally:
+        sys.stdout = stdout
 
 
 def _engine(args: argparse.Namespace) -> Engine:
