@@ -95,8 +95,8 @@ export class SessionsView implements vscode.TreeDataProvider<Element>, vscode.Di
     this.rootCursor = cursor;
     this.roots = this.withMore(groups.map((g) => this.groupElement(g)));
     this.indexing = indexing;
-    this.announceRoots();
     this.updateChrome();
+    this.announceRoots();
     this.changed.fire(undefined);
   }
 

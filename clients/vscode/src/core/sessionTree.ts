@@ -155,18 +155,27 @@ export function hitTreeRow(hit: Hit, parentId: string, opts: TreeRowOptions): Tr
   };
 }
 
+/** "Model change" for `model_change`: an entry without a searchable kind, in words. */
+export function entryTitle(entryType: string | null | undefined): string {
+  const words = (entryType ?? '').replace(/[_-]+/g, ' ').trim();
+  return words ? words[0].toUpperCase() + words.slice(1) : 'Event';
+}
+
 /** An event of the session in file order (a neighbour Node from piEvents/read). */
 export function nodeTreeRow(node: VisibleNode, parentId: string, opts: TreeRowOptions): TreeRow {
-  const what = kindTitle(node.kind ?? node.entryType ?? null, null, null);
-  const label = clip(node.preview ?? '') || what;
-  const when = spokenTime(node.timestamp, opts.now);
-  const facts = [what, when, stateWords(node.branchState)].filter(Boolean);
+  const what = node.kind ? kindTitle(node.kind, null, null) : entryTitle(node.entryType);
+  const preview = clip(node.preview ?? '');
+  // An entry without text previews as its bare type ("model_change"): the type in words says it.
+  const hasText = preview !== '' && preview !== node.entryType;
+  const label = hasText ? preview : what;
+  const facts = [what, spokenTime(node.timestamp, opts.now), stateWords(node.branchState)].filter(Boolean);
   return {
     id: `${parentId}/${node.entryId}`,
     label,
-    description: facts.join(' · '),
-    tooltip: [facts.join(', '), oneLine(node.preview ?? ''), node.ref].filter(Boolean).join('\n'),
-    aria: [...facts, label].join(', '),
+    // The description never repeats the label.
+    description: (hasText ? facts : facts.slice(1)).join(' · '),
+    tooltip: [facts.join(', '), hasText ? oneLine(node.preview ?? '') : '', node.ref].filter(Boolean).join('\n'),
+    aria: (hasText ? [...facts, label] : facts).join(', '),
     icon: kindIcon(node.kind, null),
     expandable: false,
     context: 'piEvents.event',

@@ -73,8 +73,11 @@ async function stablePicker(page, what, ok, timeout = 10000) {
 /** Clicks a row of the view (found by its aria-label) and returns the read it opened. */
 async function openFromView(page, aria) {
   const reads = logEvents('read').length;
+  const opens = logEvents('openRead').length;
   await pane(page).locator(`.monaco-list-row[aria-label="${aria.replace(/"/g, '\\"')}"]`).first().click();
-  return until('the read view of the clicked event', async () => logEvents('read').slice(reads)[0], 15000);
+  const read = await until('the read view of the clicked event', async () => logEvents('read').slice(reads)[0], 15000);
+  await until('the read view shown', async () => logEvents('openRead').slice(opens)[0], 15000);
+  return read;
 }
 
 /** Expands a session's row (a click on a row without a command toggles it); its events, as logged. */
@@ -92,7 +95,10 @@ try {
   await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
   await until('the status bar counts', async () => (await statusBarTexts(page)).find((t) => /Pi Events: [\d.]+k? sessions/.test(t)), 60000);
 
-  // 1. The Sessions view lists every session of the workspace, newest first.
+  // 1. The Sessions view lists every session of the workspace, newest first. (The folder's
+  // section is folded first, so that the view has the Explorer's height.)
+  const folders = page.locator('.pane').filter({ has: page.locator('.explorer-folders-view') }).locator('.pane-header').first();
+  if ((await folders.getAttribute('aria-expanded')) === 'true') await folders.click();
   await runCommand(page, 'Pi Events: Show Sessions');
   out.list = await until('the sessions list', async () =>
     logEvents('sessions').filter((e) => e.mode === 'list' && e.sessions.length >= cfg.sessionCount).at(-1), 30000);
@@ -118,8 +124,11 @@ try {
 
   // 3. Enter opens the first session's strongest event.
   const reads = logEvents('read').length;
+  const opens = logEvents('openRead').length;
   await page.keyboard.press('Enter');
   out.groupedRead = await until('the read view of the top event', async () => logEvents('read').slice(reads)[0], 15000);
+  // The editor takes the focus once shown: only then can the palette keep it.
+  await until('the read view shown', async () => logEvents('openRead').slice(opens)[0], 15000);
 
   // 4. Opened again, the picker is still by session (remembered for the window).
   await runCommand(page, 'Pi Events: Search');
@@ -152,7 +161,7 @@ try {
   const at = out.back.sessions.indexOf(cfg.expandList);
   if (at < 0) throw new Error(`session ${cfg.expandList} is not in the list`);
   out.listEvents = await expand(page, 'list', cfg.expandList, out.back.rows[at]);
-  out.listExpanded = await stableView(page, 'its events', (s) => s.rows.filter((r) => r.level === 2).length >= Math.min(out.listEvents.rows.length, 10));
+  out.listExpanded = await stableView(page, 'its events', (s) => s.rows.filter((r) => r.level === 2).length >= Math.min(out.listEvents.rows.length, 3));
   out.listChildClicked = out.listEvents.rows[2];
   out.listChildRead = await openFromView(page, out.listChildClicked);
   await shot(page, 'sessions-list-events');

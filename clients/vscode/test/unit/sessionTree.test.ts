@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   EVENTS_PAGE,
+  entryTitle,
   eventsParams,
   groupParams,
   groupTreeRow,
@@ -98,8 +99,22 @@ describe('event rows', () => {
     assert.equal(row.id, `list:${S}/e1`);
     assert.equal(row.label, 'Looking at it');
     assert.equal(row.description, 'Assistant message · 1 hour ago');
-    assert.equal(nodeTreeRow({ ...node, preview: null }, 'p', opts).label, 'Assistant message');
+    assert.equal(row.aria, 'Assistant message, 1 hour ago, Looking at it');
     assert.equal(row.icon, 'hubot');
+    const bare = nodeTreeRow({ ...node, preview: null }, 'p', opts);
+    assert.equal(bare.label, 'Assistant message');
+    assert.equal(bare.description, '1 hour ago');
+    assert.equal(bare.aria, 'Assistant message, 1 hour ago');
+  });
+
+  it('an entry without a kind is named by its type in words', () => {
+    const node: VisibleNode = { ref: `pi-event:${S}/m1`, sessionId: S, entryId: 'm1', entryType: 'model_change', kind: null, preview: 'model_change', timestamp: '2026-05-01T11:00:00Z' };
+    const row = nodeTreeRow(node, 'p', opts);
+    assert.equal(row.label, 'Model change');
+    assert.equal(row.description, '1 hour ago');
+    assert.equal(row.tooltip, `Model change, 1 hour ago\npi-event:${S}/m1`);
+    assert.equal(entryTitle('thinking_level_change'), 'Thinking level change');
+    assert.equal(entryTitle(undefined), 'Event');
   });
 
   it('more and message rows', () => {
