@@ -4,9 +4,9 @@ the workspace, newest first; the search picker's "Group by session" toggle gives
 (its strongest event first, in the event-level order), Enter opens that event and the choice stays
 for the window; the view then shows that search (the query in its title), a session's matching
 events under it (the same ranking, narrowed to the session), and a click opens one's read view;
-back to every session, a session's events come in file order. Recorded text stays plain text and
-masked: a session named with markup shows the markup as typed, a credential in a first prompt
-shows as `[redacted: …]`."""
+back to every session, a session's events come in file order, and its Open button reads its
+first event. Recorded text stays plain text and masked: a session named with markup shows the
+markup as typed, a credential in a first prompt shows as `[redacted: …]`."""
 
 from __future__ import annotations
 
@@ -121,5 +121,9 @@ def test_sessions_picker_and_view(tmp_path: Path) -> None:
     assert len(a_events["refs"]) == counts[a.session_id][0] and not a_events["more"]
     clicked = a_events["refs"][a_events["rows"].index(out["listChildClicked"])]
     assert out["listChildRead"]["ref"] == clicked
-    for name in ("sessions-list", "sessions-picker", "sessions-view", "sessions-list-events"):
+    # Opening a session reads its first event in branch order (the list's `first`).
+    assert out["sessionOpened"]["ref"] == a_refs[0] == a_events["refs"][0], out["sessionOpened"]
+    assert out["sessionRead"]["ref"] == a_refs[0]
+    for name in ("sessions-list", "sessions-picker", "sessions-view", "sessions-list-events",
+                 "readme-sessions"):
         assert (ARTIFACTS / f"{name}.png").exists(), name

@@ -2,13 +2,15 @@
 // the Sessions view's list, the search picker's "Group by session" toggle (one row per session;
 // Enter opens the strongest event; the choice is remembered), the Sessions view showing that
 // search (the query in its title, a session's matching events under it, a click opens one), and
-// back to every session (a session's events in file order). Writes what it saw to a JSON file;
+// back to every session (a session's events in file order; a session's Open button reads its first
+// event). Writes what it saw to a JSON file;
 // tests/vscode/test_vscode_sessions_e2e.py asserts on it.
 //
 // Usage: node drive-sessions.mjs <config.json>
 // config: { url, chromium, shots, result, log, query, sessionCount, expand, expandList }
 //   expand / expandList: the session id to open in the search / in the list.
 import { readFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { launch, finish, quickPickRows, recordFailure, runCommand, screenshots, sleep, statusBarTexts, stepLog, until } from './workbench.mjs';
 
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
@@ -88,7 +90,19 @@ async function expand(page, mode, sessionId, aria) {
     logEvents('sessionEvents').slice(before).find((e) => e.sessionId === sessionId && e.mode === mode), 15000);
 }
 
-const { browser, page } = await launch(cfg, { width: 1400, height: 900 });
+/** Drags the sash right of the side bar by `dx` pixels (a wider view shows more of each row). */
+async function widenSideBar(page, dx) {
+  const box = await page.locator('.part.sidebar').first().boundingBox();
+  if (!box) return;
+  const x = box.x + box.width;
+  const y = box.y + box.height / 2;
+  await page.mouse.move(x, y);
+  await page.mouse.down();
+  await page.mouse.move(x + dx, y, { steps: 8 });
+  await page.mouse.up();
+}
+
+const { browser, page } = await launch(cfg, { width: 1600, height: 900 });
 
 try {
   await page.goto(cfg.url);
@@ -99,6 +113,7 @@ try {
   // section is folded first, so that the view has the Explorer's height.)
   const folders = page.locator('.pane').filter({ has: page.locator('.explorer-folders-view') }).locator('.pane-header').first();
   if ((await folders.getAttribute('aria-expanded')) === 'true') await folders.click();
+  await widenSideBar(page, 145);
   await runCommand(page, 'Pi Events: Show Sessions');
   out.list = await until('the sessions list', async () =>
     logEvents('sessions').filter((e) => e.mode === 'list' && e.sessions.length >= cfg.sessionCount).at(-1), 30000);
@@ -151,6 +166,12 @@ try {
   out.childRead = await openFromView(page, child);
   await sleep(500);
   await shot(page, 'sessions-view-read');
+  // The README's picture: the picker by session over the view showing the same search.
+  await runCommand(page, 'Pi Events: Search');
+  await until('the picker by session', async () => (await title(page)).includes('by session'), 10000);
+  await stablePicker(page, 'its rows', (r) => r.length === out.grouped.rows.length);
+  await page.screenshot({ path: join(cfg.shots, 'readme-sessions.png'), clip: { x: 0, y: 0, width: 1600, height: 330 } });
+  await page.keyboard.press('Escape');
 
   // 6. Back to every session; a session's events in file order; a click opens one.
   await pane(page).hover();
@@ -165,6 +186,14 @@ try {
   out.listChildClicked = out.listEvents.rows[2];
   out.listChildRead = await openFromView(page, out.listChildClicked);
   await shot(page, 'sessions-list-events');
+
+  // 7. A session's Open button (inline, on hover) reads its first event.
+  const row = pane(page).locator(`.monaco-list-row[aria-label="${out.back.rows[at].replace(/"/g, '\\"')}"]`).first();
+  await row.hover();
+  const before = logEvents('read').length;
+  await row.locator('.actions .action-label[aria-label="Open"]').first().click();
+  out.sessionOpened = { sessionId: cfg.expandList, ref: out.back.refs[at] };
+  out.sessionRead = await until('the read view of the first event', async () => logEvents('read').slice(before)[0], 15000);
 } catch (err) {
   await recordFailure(out.errors, err, () => shot(page, 'sessions-failure'));
 } finally {
