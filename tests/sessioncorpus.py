@@ -18,8 +18,8 @@ from typing import Any
 
 from builder import BASE_TIME, SessionBuilder
 
-VISIBLE = "/work/alpha"  # the root the tests authorize
-PROJECTS = ("/work/alpha", "/work/alpha/api", "/work/alpha/web", "/work/beta", "/elsewhere/gamma")
+PROJECTS = ("alpha", "alpha/api", "alpha/web", "beta", "gamma")  # under a base directory
+VISIBLE = "alpha"  # the project the tests authorize (with its subdirectories)
 COMMON = ["socket", "retry", "cache", "deploy", "parser", "timeout", "error", "build", "queue",
           "worker", "the", "and", "config", "schema", "index", "branch"]
 RARE = ["zanzibar", "quokka", "marmot", "tapir", "okapi"]
@@ -34,16 +34,25 @@ def words(rng: random.Random, n: int) -> str:
 
 @dataclass
 class Corpus:
+    base: str
     sessions: list[SessionBuilder]
 
+    @property
+    def root(self) -> str:
+        return f"{self.base}/{VISIBLE}"
+
+    def under(self, root: str) -> list[SessionBuilder]:
+        return [s for s in self.sessions if s.cwd == root or s.cwd.startswith(root + "/")]
+
     def visible(self) -> list[SessionBuilder]:
-        return [s for s in self.sessions if s.cwd == VISIBLE or s.cwd.startswith(VISIBLE + "/")]
+        return self.under(self.root)
 
 
-def build(sessions_dir: Path, rng: random.Random, count: int = 120) -> Corpus:
+def build(sessions_dir: Path, base: str, rng: random.Random, count: int = 120) -> Corpus:
+    """`count` sessions (and a few forks) in projects under `base`."""
     out: list[SessionBuilder] = []
     for n in range(count):
-        cwd = rng.choice(PROJECTS)
+        cwd = f"{base}/{rng.choice(PROJECTS)}"
         shape = rng.choice(["v3"] * 6 + ["v2", "v1", "legacy"])
         start = BASE_TIME + timedelta(minutes=rng.randrange(0, 60 * 24 * 30))
         if shape == "v1":
@@ -62,7 +71,7 @@ def build(sessions_dir: Path, rng: random.Random, count: int = 120) -> Corpus:
             child.user(words(rng, 6))
             child.assistant(words(rng, 8))
             out.append(child)
-    return Corpus(out)
+    return Corpus(base, out)
 
 
 def _fill(sb: SessionBuilder, rng: random.Random, n: int, *, legacy: bool) -> None:
@@ -72,7 +81,7 @@ def _fill(sb: SessionBuilder, rng: random.Random, n: int, *, legacy: bool) -> No
         sb.user("", images=[("image/png", b"\x89PNG fake")])
     first = words(rng, rng.choice([4, 12, 80]))
     sb.user(first.replace(" ", rng.choice([" ", "\n", "  \t"]), 3), as_string=legacy)
-    turns = rng.randrange(2, 9)
+    turns = rng.randrange(3, 12)
     for t in range(turns):
         call = f"call_{n}_{t}"
         tool = rng.choice(["bash", "read", "edit"])
@@ -105,6 +114,7 @@ class Expected:
     events: int
     first_entry: str
     user_texts: int
+    parent: str | None  # the header's parentSession (or a legacy file's branchedFrom)
 
 
 def _text(content: Any) -> str:
@@ -125,4 +135,5 @@ def expected(path: Path) -> Expected:
         prompt = prompt[:199] + "…"
     return Expected(header["id"], header["cwd"], " ".join(names[-1].split()) if names else None,
                     prompt, header["timestamp"], max(e["timestamp"] for e in entries),
-                    len(entries), entries[0].get("id", "v1~1"), len(prompts))
+                    len(entries), entries[0].get("id", "v1~1"), len(prompts),
+                    header.get("parentSession") or header.get("branchedFrom"))

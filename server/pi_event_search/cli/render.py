@@ -136,8 +136,9 @@ def sessions(r: SessionsResult) -> None:
         print("no sessions", file=sys.stderr)
     for s in r["sessions"]:
         users = s["kinds"].get("user.text", 0)
+        prompts = "prompt " if users == 1 else "prompts"
         print(f"{(s['updated'] or '')[:16]:<16}  {_title(s)[:60]:<60}  {s['events']:>5} events "
-              f"{users:>3} prompts  {s['first']['ref']}")
+              f"{users:>3} {prompts}  {s['first']['ref']}")
     if r["nextCursor"]:
         print(f"more: --cursor {r['nextCursor']}", file=sys.stderr)
 
