@@ -54,3 +54,12 @@ def test_folding_is_skipped_only_when_no_character_can_fold_into_the_query() -> 
     noise = "retry — done → ok 日本語 ✓ " * 400
     assert _marked(noise + "Réconnecting", set(), "recon") == ["Réconnecting"]
     assert _marked(noise, set(), "recon") == []
+
+
+def test_the_word_being_typed_is_marked_as_a_prefix() -> None:
+    # Search-as-you-type: the parsed words hold the partial last word too ("zebraf"); the prefix
+    # must still mark the whole token it begins, not lose it to the exact word that is cut short.
+    assert _marked("the zebrafish build", {"zebraf"}, "zebraf") == ["zebrafish"]
+    assert _marked("the zebrafish build", {"zebrafish", "bu"}, "bu") == ["zebrafish", "build"]
+    assert _marked("the ZEBRAFISH build", {"zebraf"}, "zebraf") == ["ZEBRAFISH"]
+    assert _marked("the zebraf build", {"zebraf"}, "zebraf") == ["zebraf"]

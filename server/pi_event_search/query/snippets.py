@@ -120,9 +120,11 @@ def _fold_char(char: str) -> str:
 
 @lru_cache(maxsize=256)
 def _literals(words: frozenset[str], prefix: str | None) -> re.Pattern[str] | None:
+    """The prefix first: it takes a whole token, and the words hold the word being typed as
+    well, which would match its first letters only and fail the token boundary."""
     alternatives = [re.escape(w) for w in sorted(words, key=len, reverse=True)]
     if prefix is not None:
-        alternatives.append(re.escape(prefix) + r"[^\W_]*")
+        alternatives.insert(0, re.escape(prefix) + r"[^\W_]*")
     return re.compile("|".join(alternatives)) if alternatives else None
 
 
@@ -187,8 +189,8 @@ def _regex_spans(text: str, finder: _Finder) -> list[tuple[int, int, str]]:
 @lru_cache(maxsize=256)
 def _insensitive(words: frozenset[str], prefix: str | None) -> re.Pattern[str] | None:
     alternatives = [re.escape(w) for w in sorted(words, key=len, reverse=True)]
-    if prefix is not None:
-        alternatives.append(re.escape(prefix) + r"[^\W_]*")
+    if prefix is not None:  # first, as in _literals
+        alternatives.insert(0, re.escape(prefix) + r"[^\W_]*")
     if not alternatives:
         return None
     return re.compile(r"(?<![^\W_])(?:" + "|".join(alternatives) + r")(?![^\W_])",
