@@ -85,6 +85,8 @@ def test_an_older_schema_is_rebuilt_only_under_the_writer_lease(tmp_path: Path) 
         c.initialize(["/home/dev/proj"])
         state = _until(lambda: (s := _server_state(c))["lastError"] and s, 30, "a reason")
         assert state["state"] == "opening" and "older schema" in state["lastError"]
+        # No count is known while opening: a client must not show "0 sessions" as the answer.
+        assert c.request("piEvents/status", {}, timeout=30)["index"]["indexing"] is True
         time.sleep(6)  # longer than a stopped writer's silence: an older writer is not one
         check = sqlite3.connect(home.index)
         assert check.execute("SELECT value FROM meta WHERE key = 'older'").fetchone() == ("1",)

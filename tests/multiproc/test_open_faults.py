@@ -83,6 +83,7 @@ def test_an_impossible_index_path_fails_at_once_and_status_answers(tmp_path: Pat
         state = _until(lambda: (s := _status(c)["server"])["state"] == "failed" and s, 30,
                        "state failed")
         assert "Not a directory" in state["lastError"]
+        assert _status(c)["index"]["indexing"] is False  # failed: nothing under way
         started = time.monotonic()
         with pytest.raises(RpcError) as err:
             c.request("piEvents/search", {"query": NEEDLES[0]}, timeout=30)

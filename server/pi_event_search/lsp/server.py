@@ -188,7 +188,9 @@ class PiEventServer(LanguageServer):
         roots = self.scope().roots
         return {"index": {"path": str(self.index_path()), "bytes": 0,
                           "schemaVersion": SCHEMA_VERSION, "generation": 0,
-                          "indexing": False},
+                          # Opening: no count is known yet, and clients take "not indexing"
+                          # for counts to show (0 sessions). Failed: nothing is under way.
+                          "indexing": not self.failed},
                 "sessions": 0, "events": 0, "fragments": 0, "secretEvents": 0, "stale": [], "unavailable": [],
                 "duplicates": [], "badLines": [], "skipped": [],
                 "sessionDirs": [d.path for d in dirs],

@@ -34,6 +34,7 @@ from pi_event_search.events.audit import secret_events
 from pi_event_search.events.event_at import event_at
 from pi_event_search.events.locate import locate
 from pi_event_search.events.reader import read_event
+from pi_event_search.events.sessionlist import sessions
 from pi_event_search.events.trace import trace_event
 from pi_event_search.files.filehistory import History, file_history
 from pi_event_search.files.lineorigin import line_origin
@@ -42,7 +43,6 @@ from pi_event_search.index.filestate import FilesCache
 from pi_event_search.index.status import status
 from pi_event_search.query.groups import GroupPage, grouped
 from pi_event_search.query.search import Filters, Page, search
-from pi_event_search.query.sessionlist import sessions
 from pi_event_search.service.lease import Lease, LeaseLost
 from pi_event_search.source import jsonl
 from pi_event_search.source.discovery import SessionDir, default_dirs, scan
@@ -407,7 +407,7 @@ class Engine:
 
     def sessions(self, filters: Filters, scope: Scope, *, limit: int = 50,
                  cursor: str | None = None, reveal_secrets: bool = False) -> SessionsResult:
-        """The sessions list, newest first (query/sessionlist.py)."""
+        """The sessions list, newest first (events/sessionlist.py)."""
         _, filters, cursor = _cleaned("", filters, cursor)
         found, after = self._reading(lambda c: sessions(c, self._registered(c, filters), scope,
                                                         limit=limit, cursor=cursor,
