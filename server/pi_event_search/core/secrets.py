@@ -16,9 +16,10 @@ gitleaks' and Microsoft's secret-masker's shapes, chosen on the corpus of tests/
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
 
 MARK = "[redacted: {}]"
@@ -42,17 +43,34 @@ _TRIGGERS = (r"(?i)private key|sk-|akia|asia|gh[pousr]_|github_pat_|gl(?:pat|dt|
              r"|://[^\s:/@]{1,64}:[^\s@/]{3,128}@|(?:" + _NAMES + r")[\"']?[ \t]*(?:=|:)")
 _WORD = re.compile(r"[a-z_-]+")
 
-def _compile_triggers() -> Any:
+def _compile_triggers() -> tuple[Any, Any]:
+    """The trigger regex for str, and for the bytes of an ASCII text (None without RE2)."""
     try:
         import re2  # type: ignore[import-untyped]
 
-        return re2.compile(_TRIGGERS + "|[" + _CONTROL_CLASS + "]")
+        pattern = _TRIGGERS + "|[" + _CONTROL_CLASS + "]"
+        return re2.compile(pattern), re2.compile(pattern.encode())
     except ImportError:  # about six times slower on large texts; same results
         return re.compile(_TRIGGERS + "|[" + _CONTROL_CLASS.replace(r"\x{", r"\u").replace("}", "")
-                          + "]")
+                          + "]"), None
 
 
-_FINDER = _compile_triggers()
+_FINDER, _ASCII_FINDER = _compile_triggers()
+# RE2 searches UTF-8: given a str, its wrapper encodes it and converts every offset between bytes
+# and characters, each conversion a pass over the text (most of the masking's cost in a first
+# index). Most recorded text is ASCII, where a byte offset is a character offset: that text is
+# searched as bytes, encoded once.
+_KNOWN_WINDOW = 4096  # a known shape's trigger is a few characters: matched in a window, not the text
+
+
+def _triggers(text: str) -> Iterator[tuple[int, str]]:
+    """Where each trigger starts, and what it matched, in text order."""
+    if _ASCII_FINDER is not None and text.isascii():
+        for m in _ASCII_FINDER.finditer(text.encode("ascii")):
+            yield m.start(), m.group().decode("ascii")
+    else:
+        for m in _FINDER.finditer(text):
+            yield m.start(), m.group()
 
 
 class Span(NamedTuple):
@@ -170,13 +188,12 @@ def _named(text: str, pos: int, end: int, word: str) -> Span | None:
 
 def _known(text: str, pos: int) -> Span | None:
     """A known shape starting at pos (assigned to a name, after `Bearer`): it keeps its kind."""
-    trigger = _FINDER.match(text, pos)
+    trigger = _FINDER.match(text[pos:pos + _KNOWN_WINDOW])
     return _shape(text, pos, trigger.group().lower()) if trigger is not None else None
 
 
-def _at(text: str, m: Any) -> Span | None:
-    pos = m.start()
-    low = m.group().lower()
+def _at(text: str, pos: int, matched: str) -> Span | None:
+    low = matched.lower()
     if low == "private key":
         return _private_key(text, pos)
     if low.startswith("://"):
@@ -200,21 +217,21 @@ def _at(text: str, m: Any) -> Span | None:
 
 def find(text: str) -> list[Span]:
     """The credentials in `text`, in text order, none overlapping (the first one found wins)."""
-    return _find(text, _FINDER.search(text))[0]
+    return _find(text, _triggers(text))[0]
 
 
-def _find(text: str, first: Any) -> tuple[list[Span], bool]:
-    """The credentials from the first trigger on, and whether a control byte was seen."""
+def _find(text: str, triggers: Iterable[tuple[int, str]]) -> tuple[list[Span], bool]:
+    """The credentials at these triggers, and whether a control byte was seen."""
     spans: list[Span] = []
     controls = False
     last = 0
-    for m in _FINDER.finditer(text, first.start()) if first is not None else ():
-        if m.start() < last:
+    for pos, matched in triggers:
+        if pos < last:
             continue
-        if len(m.group()) == 1:
+        if len(matched) == 1:
             controls = True
             continue
-        span = _at(text, m)
+        span = _at(text, pos, matched)
         if span is not None and span.start >= last:
             spans.append(span)
             last = span.end
@@ -228,10 +245,11 @@ def strip_controls(text: str) -> str:
 
 def scan(text: str, *, reveal: bool = False) -> tuple[str, Counter[str]]:
     """`text` scrubbed, and how many credentials of each kind it held."""
-    first = _FINDER.search(text)
+    triggers = _triggers(text)
+    first = next(triggers, None)
     if first is None:
         return text, Counter()
-    spans, controls = _find(text, first)
+    spans, controls = _find(text, itertools.chain((first,), triggers))
     if controls:  # rare: strip, then find again in what is left
         text = strip_controls(text)
         spans = find(text)
