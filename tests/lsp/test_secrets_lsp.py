@@ -1,5 +1,5 @@
 """Issue 30 through the real server over stdio: no planted credential in any answer (search,
-workspace/symbol, read, trace, hover, file history, status, piEvents/secrets); reads reveal them
+workspace/symbol, read, trace, hover, file history, line origin, status, piEvents/secrets); reads reveal them
 only with the revealSecrets setting a person's editor sends."""
 
 from __future__ import annotations
@@ -75,3 +75,32 @@ async def test_reveal_only_with_the_editor_setting(start, pi_home, tmp_path):
         settings={"piEvents": {"revealSecrets": False}}))
     read = await _ask(shown, "piEvents/read", {"ref": ref})
     assert pem.value not in json.dumps(read)
+
+
+async def test_line_origin_masks_what_it_reads_back(start, pi_home, tmp_path):
+    """lineOrigin reads the call's arguments back from the session file (not the masked index):
+    what it shows of a written line that holds a credential is masked too."""
+    from builder import SessionBuilder
+    from secretcorpus import planted
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    items = [p for p in planted(random.Random(os.urandom(8))) if "\n" not in p.value]
+    lines = [f"ZEPHYRINE_DEPLOY_TARGET_{n}_TOKEN={p.value}" for n, p in enumerate(items)]
+    content = "\n".join(lines) + "\n"
+    (proj / ".env").write_text(content)
+    sb = SessionBuilder(pi_home.sessions, str(proj))
+    sb.user("write the deploy config")
+    sb.assistant(tool_calls=[("call_w", "write", {"path": str(proj / ".env"),
+                                                  "content": content})])
+    sb.tool_result("call_w", "write", f"Successfully wrote {len(content)} bytes")
+    client = await start([str(proj)])
+    answers = [await _ask(client, "piEvents/lineOrigin",
+                          {"uri": (proj / ".env").as_uri(), "line": n})
+               for n in range(len(lines))]
+    found = [a for a in answers if a["hit"]]
+    assert len(found) >= len(lines) // 2, answers
+    assert "[redacted: " in json.dumps(found)
+    text = json.dumps(answers)
+    for p in items:
+        assert not leaked(p.value, text), p.kind

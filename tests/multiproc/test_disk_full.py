@@ -69,12 +69,15 @@ def _answers(c: LspClient, word: str) -> bool:
         return False
 
 
-def _workers() -> list[int]:
+def _workers(index: Path) -> list[int]:
+    """This test's full-text workers: the worker's command line names its side database beside
+    the index (other tests and other checkouts on the machine run workers of their own)."""
     out = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                if b"ftsworker" in Path(f"/proc/{entry}/cmdline").read_bytes():
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+                if b"ftsworker" in cmdline and str(index.parent).encode() in cmdline:
                     out.append(int(entry))
             except OSError:
                 continue
@@ -113,4 +116,4 @@ def test_a_disk_full_during_a_first_index_heals_once_space_is_back(
         for c in servers:
             c.close()
     _check_index(home.index, sessions)
-    assert _workers() == [], "a full-text worker outlived its server"
+    assert _workers(home.index) == [], "a full-text worker outlived its server"

@@ -116,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    stdout = sys.stdout  # _run wraps it for text output; a caller that runs main twice gets it back
     try:
         args = build_parser().parse_args(argv)
         return _run(args)
@@ -129,6 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    finally:
+        sys.stdout = stdout
 
 
 def _engine(args: argparse.Namespace) -> Engine:

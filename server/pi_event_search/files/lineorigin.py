@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from pi_event_search.core import secrets
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.wire import FileHit, LineOriginResult
 from pi_event_search.files.filerefs import file_hit
@@ -48,8 +49,10 @@ def line_origin(conn: sqlite3.Connection, path: str, line_text: str, scope: Scop
         if (row["entry_id"], row["ts"]) in seen:
             continue
         seen.add((row["entry_id"], row["ts"]))
+        # Read back from the session file, not the index: masked here as the index masks.
+        text, mark = secrets.scrub(write.text), write.mark and secrets.scrub(write.mark)
         found.append(file_hit(conn, scope, row, fragment_id=f"tool.call:{write.block}",
-                              kind="tool.call", text=write.text, mark=write.mark,
+                              kind="tool.call", text=text, mark=mark,
                               relation="file-changed", label="derived",
                               score=1.0 / (1 + len(found))))
         if len(found) > MAX_CANDIDATES:

@@ -201,7 +201,7 @@ class Lease:
         """Increment the epoch in the index, from the value seen when the holder was found
         stalled (a takeover), or from whatever it is (the flock was free)."""
         expected = held.expected
-        timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+        timeout = conn.execute("PRAGMA busy_timeout").fetchone()["timeout"]
         conn.execute(f"PRAGMA busy_timeout = {CLAIM_WAIT_MS}")
         try:
             conn.execute("BEGIN IMMEDIATE")

@@ -10,9 +10,13 @@ H.load_plugins()
 local function view(cmd, pattern)
   vim.cmd("enew")
   vim.cmd(cmd)
-  H.check(cmd, H.wait(function()
-    return vim.api.nvim_buf_get_name(0):match(pattern)
-  end), H.result.notifications)
+  H.check(
+    cmd,
+    H.wait(function()
+      return vim.api.nvim_buf_get_name(0):match(pattern)
+    end),
+    H.result.notifications
+  )
   return H.buffer()
 end
 
@@ -31,7 +35,8 @@ H.run(function()
   local search = require("pi_events.search")
   local lines = {}
   for _, q in ipairs({ "", "redacted", "zephyrine", "key", "token" }) do
-    local result = require("pi_events.client").request_sync("piEvents/search", search.params(q, { limit = 200 }), 10000, c)
+    local result =
+      require("pi_events.client").request_sync("piEvents/search", search.params(q, { limit = 200 }), 10000, c)
     for _, hit in ipairs(result and result.hits or {}) do
       table.insert(lines, (search.display(hit)))
     end
