@@ -141,7 +141,8 @@ def main() -> None:
            "engines": {lb: engines[lb][0] for lb in engines},
            "classes": {lb: {c: {**{k: round(v, 2) for k, v in dist(x["times"]).items()},
                                 "server_cpu_ms": round(x["cpu"] / total, 2),
-                                "p95_per_round": x["round_p95"]}
+                                "p95_per_round": x["round_p95"],
+                                "p95_round_median": round(statistics.median(x["round_p95"]), 2)}
                             for c, x in per.items()} for lb, per in acc.items()}}
     if args.cold:
         res["source_bytes"] = src
