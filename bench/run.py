@@ -484,7 +484,8 @@ class Bench:
                         obs = Observation(live["path"], self.m["sessions_dir"], True, st.st_dev,
                                           st.st_ino, st.st_size, st.st_mtime_ns)
                         t0 = time.perf_counter()
-                        apply_file(engine.conn, FullText(engine.conn), obs, live["sessionId"])
+                        apply_file(engine.conn, FullText(engine.conn), obs, live["sessionId"],
+                                   extractors=engine.extractors)
                         apply.append((time.perf_counter() - t0) * 1000)
             costs[label] = {"file_mb": round(Path(live["path"]).stat().st_size / 1e6, 1),
                             "refresh_ms": dist(full), "apply_file_ms": dist(apply)}

@@ -19,6 +19,7 @@ def pi_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[PiHome]
     home = PiHome(tmp_path, agent, agent / "sessions", tmp_path / "index" / "index.sqlite3")
     home.sessions.mkdir(parents=True)
     for key, value in home.env().items():
-        if key in ("PI_CODING_AGENT_DIR", "PI_EVENT_SEARCH_INDEX", "XDG_CACHE_HOME"):
+        if key in ("PI_CODING_AGENT_DIR", "PI_EVENT_SEARCH_INDEX", "XDG_CACHE_HOME",
+                   "XDG_CONFIG_HOME"):
             monkeypatch.setenv(key, value)
     yield home

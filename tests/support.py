@@ -18,7 +18,9 @@ class PiHome:
 
     def env(self) -> dict[str, str]:
         return {**os.environ, "PI_CODING_AGENT_DIR": str(self.agent),
-                "PI_EVENT_SEARCH_INDEX": str(self.index), "XDG_CACHE_HOME": str(self.root / "cache")}
+                "PI_EVENT_SEARCH_INDEX": str(self.index), "XDG_CACHE_HOME": str(self.root / "cache"),
+                # The user's extractor registry never reaches a test: each writes its own.
+                "XDG_CONFIG_HOME": str(self.root / "config")}
 
 
 def tree_digest(root: Path) -> dict[str, str]:

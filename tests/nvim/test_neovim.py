@@ -235,7 +235,11 @@ def test_units(world: World) -> None:
         "limit: expected an integer in 1..200, got 500",
     ]
     assert out["init_options"] == {"roots": ["/w"], "watch": True, "sessionDirs": ["/arch"],
-                                   "indexPath": "/tmp/ix.sqlite3", "revealSecrets": False}
+                                   "indexPath": "/tmp/ix.sqlite3", "revealSecrets": False,
+                                   "extractors": [{"customType": "todo-state", "label": "Todos",
+                                                   "fields": ["title", "items.*.text"]}]}
+    assert out["extractor_errors"] == [
+        'extractors: expected nil or a non-empty list of {customType, fields, label}, got { "todo-state" }']
     assert out["refs"] == [["pi-event:019f-aa.b/5e6f7081#tool.result:0", 4, 45],
                            ["pi-event:S1/v1~3", 51, 67]]
     assert out["ref_at"] == "pi-event:S1/v1~3" and out["ref_none"] and out["parse_bad"]
@@ -266,12 +270,13 @@ def test_units(world: World) -> None:
     assert any("tool-result-for [recorded] pi-event:S/D" in line for line in trace)
     assert "  read     /w/src/ws.ts [derived]" in trace
     assert {"pi_events", "pi_events.setup()", ":PiEvents", ":Telescope-pi_events",
+            ":PiEvents-sessions", ":Telescope-pi_events-sessions",
             "pi_events-opt-session_dirs", "g:pi_events"} <= set(out["help_tags"])
     assert out["compiled"] and all(v is True for v in out["compiled"].values()), out["compiled"]
     assert len(out["compiled"]) == len(list(PLUGIN.rglob("*.lua")))
     assert all(v is True for v in out["loaded"].values()), out["loaded"]
     assert out["completion"] == ["blame", "file", "install", "open", "read", "reindex", "restart",
-                                 "search", "status", "trace"]
+                                 "search", "sessions", "status", "trace"]
     assert out["resolve_missing_cmd"] == {
         "found": None, "why": "the cmd option's /nonexistent/pi-event-search is not an executable"}
     assert out["checkout"] == {"root": str(REPO), "version": project_version()}

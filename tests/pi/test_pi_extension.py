@@ -220,3 +220,54 @@ def test_server_that_never_answers_times_out_with_the_install_hint(project: Proj
     _, _, result = Transcript(entries).result(0)
     assert result["isError"] is True
     assert "did not answer" in text_of(result) and "pi install" in text_of(result), text_of(result)
+
+
+def test_search_grouped_by_session_gives_each_sessions_top_hit(project: Project) -> None:
+    """`groupBy: "session"` in a real turn: one line per session, each starting with the ref of the
+    session's strongest hit, which is its first hit in the event-level order of the same search
+    (asked in the same turn, so with the same cutoff); names and first prompts masked."""
+    key = "sk-proj-Qx7vR2mN8kL4pT6wY1zB3cD5fG9hJ0aS"
+    sessions = project.agent / "sessions"
+    strong = SessionBuilder(sessions, str(project.root))
+    strong.user(f"{WORD} {WORD} {WORD}: why is it everywhere? my key is {key}")
+    strong.assistant(f"The {WORD} config is read twice.")
+    named = SessionBuilder(sessions, str(project.root))
+    named.user("deploy the app")
+    named.assistant(f"Deployed; the {WORD} step was skipped.")
+    named.session_info(f"deploy with {key}")
+    turns = [{"calls": [{"name": "event_search", "args": {"query": WORD, "groupBy": "session"}},
+                        {"name": "event_search", "args": {"query": WORD, "limit": 50}}]},
+             {"text": "done"}]
+    done, entries = run_pi(project, turns, f"which session had {WORD}?")
+    assert done.returncode == 0, done.stderr[-3000:]
+    t = Transcript(entries)
+    _, _, grouped = t.result(0)
+    _, _, events = t.result(1)
+    assert not grouped["isError"] and not events["isError"], text_of(grouped) + text_of(events)
+    groups = grouped["details"]["result"]["sessions"]
+    hits = events["details"]["result"]["hits"]
+    assert events["details"]["result"]["nextCursor"] is None  # the whole event-level result
+    tops: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for h in hits:
+        tops.setdefault(h["sessionId"], h["ref"])
+        counts[h["sessionId"]] = counts.get(h["sessionId"], 0) + 1
+    assert [g["top"]["ref"] for g in groups] == list(tops.values())
+    assert {g["sessionId"]: g["matches"] for g in groups} == counts
+    assert [g["top"] for g in groups] == [next(h for h in hits if h["ref"] == r) for r in tops.values()]
+    ids = [g["sessionId"] for g in groups]
+    assert set(ids) == {project.earlier.session_id, strong.session_id, named.session_id}
+    assert t.session_id not in ids and project.elsewhere.session_id not in ids
+
+    text = text_of(grouped)
+    lines = text.splitlines()
+    assert lines[0].startswith("[pi-event-search: recorded history")
+    assert lines[-1] == "[end of recorded history]"
+    rows = [line for line in lines if line.startswith("[") and " pi-event:" in line]
+    assert [row.split(" ")[1] for row in rows] == list(tops.values()), text
+    assert any('"fix the build"' in row and "2 of" in row for row in rows), text
+    assert any('"deploy with [redacted' in row for row in rows), text
+    assert any('first prompt "' in row and "[redacted" in row for row in rows), text
+    # Neither the model's text nor the details Pi writes into the session carry the key.
+    assert key not in text and key not in json.dumps(grouped["details"])
+    assert "\x1b" not in json.dumps(grouped)

@@ -74,7 +74,11 @@ def test_vsix_contents() -> None:
     commands = {c["command"] for c in manifest["contributes"]["commands"]}
     assert {"piEvents.search", "piEvents.trace", "piEvents.copyReference", "piEvents.reindex",
             "piEvents.revealSource", "piEvents.next", "piEvents.previousInBranch",
-            "piEvents.installServer"} <= commands
+            "piEvents.installServer", "piEvents.searchSessions", "piEvents.sessions.show",
+            "piEvents.sessions.open"} <= commands
+    # The Sessions view (issue 32), in the Explorer.
+    views = manifest["contributes"]["views"]["explorer"]
+    assert [v["id"] for v in views] == ["piEvents.sessions"], views
     settings = set(manifest["contributes"]["configuration"]["properties"])
     assert {"piEvents.serverCommand", "piEvents.workspaceRoots", "piEvents.sessionDirs",
             "piEvents.indexPath", "piEvents.trace.server"} <= settings

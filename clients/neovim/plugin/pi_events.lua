@@ -37,6 +37,7 @@ end
 ---@type table<string, fun(args: string)>
 local subcommands = {
   search = calls("pi_events", "search", true),
+  sessions = calls("pi_events.sessions", "open", true),
   read = calls("pi_events", "read", true),
   trace = calls("pi_events", "trace", true),
   open = calls("pi_events", "open_source", true),
@@ -66,8 +67,8 @@ vim.api.nvim_create_user_command("PiEvents", function(cmd)
   fn(rest)
 end, {
   nargs = "*",
-  desc = "Pi events: search [query] | read [ref] | trace [ref] | open [ref] | file | blame | status"
-    .. " | reindex | restart"
+  desc = "Pi events: search [query] | sessions [query] | read [ref] | trace [ref] | open [ref] | file"
+    .. " | blame | status | reindex | restart"
     .. " | install [sync] [force]",
   complete = function(arglead, cmdline)
     if cmdline:match("^%s*%S+%s+%S+%s") then

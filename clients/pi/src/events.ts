@@ -12,7 +12,7 @@ import { authorizationRoot, type CurrentSession } from "./caller.ts";
 import { formatRead, formatTrace, kindLabel, shortTime } from "./format.ts";
 import { readRequest, searchRequest, traceRequest } from "./params.ts";
 import { EventPicker, type PickerResult, type PickerSource, quoteOf } from "./picker.ts";
-import type { Hit, ReadResult, SearchResult, TraceResult } from "./protocol.ts";
+import type { GroupedSearchResult, Hit, ReadResult, SearchResult, TraceResult } from "./protocol.ts";
 import type { Runtime } from "./tools.ts";
 import { explain } from "./tools.ts";
 import { cleaned, stripControls } from "./untrusted.ts";
@@ -41,6 +41,8 @@ export function pickerSource(rt: Runtime, ctx: Pick<ExtensionContext, "cwd" | "s
 	return {
 		root: roots.join(", "),
 		search: async (query, cursor, limit, signal) => cleaned(await ask<SearchResult>("piEvents/search", { ...searchRequest({ query, limit }, current), prefixLast: true, cursor }, signal)),
+		searchSessions: async (query, cursor, limit, signal) =>
+			cleaned(await ask<GroupedSearchResult>("piEvents/search", { ...searchRequest({ query, limit, groupBy: "session" }, current), prefixLast: true, cursor }, signal)),
 		preview: async (hit) => stripControls((await read(hit, 0)).fragments.map((f) => f.text).join("\n")) || "(no text content)",
 		read: async (hit) => stripControls(formatRead(await read(hit, 3), VIEW_CHARS).text),
 		trace: async (hit) => stripControls(formatTrace(await ask<TraceResult>("piEvents/trace", traceRequest({ ref: hit.ref }, current)), VIEW_CHARS).text),

@@ -2,7 +2,7 @@
  * What the model reads: compact text, one short block per hit or node, bounded by a character
  * budget, always saying what was left out and how to get it. Pure functions (unit-tested).
  */
-import type { Fragment, Hit, Node, ReadResult, SearchResult, TraceResult, VisibleNode } from "./protocol.ts";
+import type { Fragment, GroupedSearchResult, Hit, Node, ReadResult, SearchResult, SessionGroup, TraceResult, VisibleNode } from "./protocol.ts";
 import { isVisible } from "./protocol.ts";
 
 export const OPEN = "«";
@@ -88,7 +88,7 @@ export interface Formatted {
 }
 
 /** Said after the hits while the index is incomplete: these are the hits so far. */
-export function indexingNote(result: SearchResult, stillIndexing?: boolean): string {
+export function indexingNote(result: SearchResult | GroupedSearchResult, stillIndexing?: boolean): string {
 	const i = result.indexing;
 	if (i) return `\n(still indexing: ${i.percent}% of sessions, ${i.sessionsIndexed} of ${i.sessionsTotal}; these are the hits so far, search again later for the rest.)`;
 	return stillIndexing ? "\n(The index is still being built: results may be incomplete.)" : "";
@@ -116,6 +116,60 @@ export function formatSearch(result: SearchResult, view: SearchView): Formatted 
 	if (result.nextCursor) tail.push("More hits exist beyond these: narrow the query or add filters (kinds, tool, since, until, sessionId, file).");
 	const text = [head, ...blocks, ...tail].join("\n") + note;
 	return { text, shown: blocks.length, cut: hidden > 0 };
+}
+
+const GROUP_SNIPPET_CHARS = 140;
+
+/** A snippet on one line with its matches in « », cut to `max` characters (a cut match is closed). */
+export function oneLineSnippet(hit: Hit, max: number): string {
+	const marked = clip(markMatches(hit.snippet, hit.matches), max);
+	const open = marked.split(OPEN).length - 1;
+	const close = marked.split(CLOSE).length - 1;
+	return open > close ? marked + CLOSE : marked;
+}
+
+/** What names a session for a person or a model: its name, else its first prompt, else its directory. */
+export function sessionTitle(s: { name?: string | null; firstPrompt?: string | null; cwd?: string | null; sessionId: string }, max = 60): string {
+	if (s.name) return `"${clip(s.name, max)}"`;
+	if (s.firstPrompt) return `first prompt "${clip(s.firstPrompt, max)}"`;
+	return s.cwd ? `unnamed, in ${s.cwd}` : `unnamed ${s.sessionId.slice(0, 8)}`;
+}
+
+/** "[1] pi-event:S/E · "fix the build" · 3 of 143 events match · last 2026-05-01 11:02:13Z · tool.result bash error: npm ERR! «ENOENT» …" */
+export function groupLine(group: SessionGroup, n: number): string {
+	const top = group.top;
+	const counts = `${group.matches} of ${group.events} event${group.events === 1 ? "" : "s"} match${group.matches === 1 ? "es" : ""}`;
+	return `[${n}] ${top.ref} · ${sessionTitle(group)} · ${counts} · last ${shortTime(group.updated)} · ${kindLabel(top.kind, top.toolName, top.isError)}: ${oneLineSnippet(top, GROUP_SNIPPET_CHARS)}`;
+}
+
+/** The grouped search for the model: one line per session, its strongest hit's ref first. */
+export function formatGroups(result: GroupedSearchResult, view: SearchView): Formatted {
+	const scope = view.currentSession ? "the current session, before this call" : `sessions of ${view.root}, current session excluded`;
+	const note = indexingNote(result, view.stillIndexing);
+	const total = result.sessions.length;
+	if (total === 0) {
+		return { text: `No session has events matching ${JSON.stringify(view.query)} (${scope}).${note}`, shown: 0, cut: false };
+	}
+	const head = (n: number): string =>
+		`${n} session${n === 1 ? "" : "s"} with events matching ${JSON.stringify(view.query)} (${scope}), strongest first; each line starts with the ref of the session's strongest hit:`;
+	const more = (hidden: number): string => `${hidden} more session${hidden === 1 ? "" : "s"} not shown, to stay within ${view.maxChars} characters: narrow the query or lower limit.`;
+	const tail = [
+		...(result.nextCursor ? ["More sessions match beyond these: narrow the query or add filters (kinds, tool, since, until, file)."] : []),
+		"event_read a ref for the event; event_search with sessionId (the ref's part before /) for every match of one session.",
+	];
+	// Room for the lines: the budget less what surrounds them at their longest.
+	const room = view.maxChars - head(total).length - more(total).length - tail.join("\n").length - note.length - 4;
+	const lines: string[] = [];
+	let used = 0;
+	for (const [i, group] of result.sessions.entries()) {
+		const line = groupLine(group, i + 1);
+		if (lines.length > 0 && used + line.length + 1 > room) break;
+		lines.push(line);
+		used += line.length + 1;
+	}
+	const hidden = total - lines.length;
+	const text = [head(lines.length), ...lines, ...(hidden > 0 ? [more(hidden)] : []), ...tail].join("\n") + note;
+	return { text, shown: lines.length, cut: hidden > 0 };
 }
 
 export function nodeLine(node: Node | null | undefined): string {

@@ -19,6 +19,7 @@ const STATUS_KEY = "pi-event-search";
 const GUIDELINES = [
 	"Use event_search to find what happened in earlier Pi sessions of this project: commands that were run, errors and their fixes, decisions, files touched, branches that were abandoned. It searches recorded history, not the code.",
 	"Search with a few distinctive terms or a \"quoted phrase\"; add kinds, tool, errors or since to narrow. The current session is left out unless you name it with sessionId.",
+	"When the question is which session something happened in, search with groupBy \"session\": one line per session, its strongest hit first; then search that session with sessionId, or event_read the hit.",
 	"Then use event_read on a hit's ref for the exact content and its neighbours, and event_trace to see the branch around it (parent, children, abandoned siblings). Quote refs (pi-event:...) when you report what you found.",
 	"When the user's message contains a pi-event:<sessionId>/<entryId> reference (pasted from /events), call event_read on it before acting on it: the reference names a recorded event, and only event_read shows what it says.",
 ];
@@ -74,7 +75,7 @@ export default function (pi: ExtensionAPI): void {
 	pi.registerTool({
 		name: "event_search",
 		label: "Event search",
-		description: `Full-text search over the recorded events (prompts, answers, tool calls and results, bash runs, summaries) of earlier Pi sessions of this project. Returns up to ${SEARCH_LIMIT.max} hits (default ${SEARCH_LIMIT.default}), each with a ref, kind, time, session, branch state and a snippet with matches in «». The current session is excluded unless sessionId names it; then only what was written before this call is searched. A pi-event: reference the user pasted needs no search: call event_read on it first.`,
+		description: `Full-text search over the recorded events (prompts, answers, tool calls and results, bash runs, summaries) of earlier Pi sessions of this project. Returns up to ${SEARCH_LIMIT.max} hits (default ${SEARCH_LIMIT.default}), each with a ref, kind, time, session, branch state and a snippet with matches in «». With groupBy "session" it answers one line per matching session instead (its strongest hit's ref, its name or first prompt, how many of its events match, its last time), for "which session was it?". The current session is excluded unless sessionId names it; then only what was written before this call is searched. A pi-event: reference the user pasted needs no search: call event_read on it first.`,
 		promptSnippet: "Search earlier Pi sessions of this project for commands, errors, decisions and abandoned branches",
 		promptGuidelines: GUIDELINES,
 		parameters: SearchSchema,

@@ -15,7 +15,12 @@ export const SearchSchema = Type.Object({
 	query: Type.String({
 		description: 'Plain terms (all must match) and "quoted phrases". Nothing else is syntax. Empty lists the newest events that pass the filters.',
 	}),
-	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SEARCH_LIMIT.max, description: `Hits to return (default ${SEARCH_LIMIT.default}, at most ${SEARCH_LIMIT.max}).` })),
+	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SEARCH_LIMIT.max, description: `Hits to return, or sessions with groupBy (default ${SEARCH_LIMIT.default}, at most ${SEARCH_LIMIT.max}).` })),
+	groupBy: Type.Optional(
+		StringEnum(["session"] as const, {
+			description: "session: one line per matching session instead of one block per event (which session was it?): its strongest hit's ref, its name or first prompt, how many of its events match, its last time. Same query and filters; limit counts sessions.",
+		}),
+	),
 	kinds: Type.Optional(Type.Array(StringEnum(KINDS), { description: "Only these kinds of evidence, e.g. bash.command, tool.result, user.text." })),
 	tool: Type.Optional(Type.String({ description: "Only events of this tool, e.g. bash, edit, read." })),
 	errors: Type.Optional(Type.Boolean({ description: "Only failed tool results and bash runs with a non-zero exit." })),
@@ -91,7 +96,7 @@ export function searchRequest(args: SearchArgs, current: CurrentSession | undefi
 	if (args.branchState) filters.branchState = [args.branchState];
 	if (args.file) filters.file = cwd && !isAbsolute(args.file) ? resolve(cwd, args.file) : args.file;
 	const limit = Math.min(Math.max(args.limit ?? SEARCH_LIMIT.default, 1), SEARCH_LIMIT.max);
-	return { query: args.query, limit, filters, ...session(current) };
+	return { query: args.query, limit, filters, ...(args.groupBy === "session" ? { groupBy: "session" } : {}), ...session(current) };
 }
 
 /** `length` defaults to the answer's budget: the formatter cuts what does not fit anyway. */

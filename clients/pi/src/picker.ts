@@ -1,18 +1,22 @@
 /**
  * The /events picker: a pi-tui component that searches as you type (the last word as a prefix),
  * lists hits (kind, time, session, snippet) a page at a time, previews the selected event's exact
- * content, and shows the read and trace views. It knows nothing of Pi or the server: a
- * PickerSource answers, `done` ends it with what to insert (or nothing, on Escape).
+ * content, and shows the read and trace views. Ctrl+G groups the same search by session: a row is
+ * then a session (counts, time, name or first prompt) and everything else acts on its strongest
+ * hit. It knows nothing of Pi or the server: a PickerSource answers, `done` ends it with what to
+ * insert (or nothing, on Escape).
  */
 import { type Component, Input, matchesKey, truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
 import { CLOSE, kindLabel, markMatches, OPEN, shortTime } from "./format.ts";
-import type { Hit, SearchResult } from "./protocol.ts";
+import type { GroupedSearchResult, Hit, SearchResult, SessionGroup } from "./protocol.ts";
 
 export interface PickerSource {
 	/** The authorization root(s) the answers are for, named in the header. */
 	root?: string;
 	/** Aborted when a newer search replaces it (the server then stops its SQL). */
 	search(query: string, cursor: string | null, limit: number, signal?: AbortSignal): Promise<SearchResult>;
+	/** The same search grouped by session (`limit` counts sessions). */
+	searchSessions(query: string, cursor: string | null, limit: number, signal?: AbortSignal): Promise<GroupedSearchResult>;
 	/** The selected event's exact text (the preview). */
 	preview(hit: Hit): Promise<string>;
 	/** The read view (neighbours) and the trace view, as text. */
@@ -29,7 +33,12 @@ export interface PickerTheme {
 	bg(color: "selectedBg", text: string): string;
 }
 
-export const HELP = "enter insert ref · tab insert quote · ctrl+r read · ctrl+t trace · pgup/pgdn page · esc close";
+/** A row is an event, or a session (shown with its strongest hit). */
+export type GroupMode = "event" | "session";
+
+export const HELP = "enter insert ref · tab insert quote · ctrl+r read · ctrl+t trace · ctrl+g by session · pgup/pgdn page · esc close";
+/** In session mode the keys act on the session's strongest hit. */
+export const SESSION_HELP = "enter insert its top hit's ref · tab quote it · ctrl+r read · ctrl+t trace · ctrl+g by event · pgup/pgdn · esc close";
 const TYPING_DELAY_MS = 60;
 /** While the first index grows, the first page is asked again this often: hits arrive as they are indexed. */
 export const INDEXING_REFRESH_MS = 1000;
@@ -43,7 +52,11 @@ interface Detail {
 
 export class EventPicker implements Component {
 	readonly input = new Input();
+	/** The rows' events: the hits, or in session mode each session's strongest hit. */
 	hits: Hit[] = [];
+	/** Session mode: the sessions of the rows (hits[i] is groups[i].top). */
+	groups: SessionGroup[] = [];
+	mode: GroupMode = "event";
 	selected = 0;
 	page = 0;
 	/** The cursor of each page seen so far (page 0: null). */
@@ -98,6 +111,7 @@ export class EventPicker implements Component {
 		if (matchesKey(data, "pageUp")) return this.turn(-1);
 		if (matchesKey(data, "ctrl+r") && hit) return this.open("read", hit);
 		if (matchesKey(data, "ctrl+t") && hit) return this.open("trace", hit);
+		if (matchesKey(data, "ctrl+g")) return this.toggle();
 		const before = this.query;
 		this.input.handleInput(data);
 		if (this.query !== before) this.typed();
@@ -140,6 +154,16 @@ export class EventPicker implements Component {
 		this.searching = this.search(from + step);
 	}
 
+	/** Event rows <-> session rows: the same query from page 0 (cursors belong to one mode). */
+	private toggle(): void {
+		clearTimeout(this.timer);
+		this.mode = this.mode === "event" ? "session" : "event";
+		this.cursors = [null];
+		this.nextCursor = null;
+		this.selected = 0;
+		this.searching = this.search(0);
+	}
+
 	/** Typing restarts from page 0, once the keys pause. */
 	private typed(): void {
 		clearTimeout(this.timer);
@@ -155,13 +179,16 @@ export class EventPicker implements Component {
 		this.asked = page;
 		if (!again) this.status = "searching…";
 		const query = this.query;
+		const mode = this.mode;
 		this.inFlight?.abort();
 		const inFlight = (this.inFlight = new AbortController());
 		try {
-			const result = await this.source.search(searchText(query), this.cursors[page] ?? null, this.pageSize, inFlight.signal);
+			const ask = mode === "session" ? this.source.searchSessions.bind(this.source) : this.source.search.bind(this.source);
+			const result = await ask(searchText(query), this.cursors[page] ?? null, this.pageSize, inFlight.signal);
 			if (generation !== this.generation) return;
 			this.answered = query;
-			this.hits = result.hits;
+			this.groups = "sessions" in result ? result.sessions : [];
+			this.hits = "sessions" in result ? result.sessions.map((g) => g.top) : result.hits;
 			this.page = page;
 			if (!again || this.selected >= this.hits.length) this.selected = 0;
 			this.nextCursor = result.nextCursor;
@@ -178,6 +205,7 @@ export class EventPicker implements Component {
 		} catch (err) {
 			if (generation !== this.generation) return;
 			this.hits = [];
+			this.groups = [];
 			this.status = (err as Error).message;
 		}
 		this.requestRender();
@@ -211,7 +239,8 @@ export class EventPicker implements Component {
 		const t = this.theme;
 		const rule = (label: string): string => truncateToWidth(t.fg("border", `── ${label} ${"─".repeat(Math.max(0, width - visibleWidth(label) - 4))}`), width);
 		const fit = (line: string): string => truncateToWidth(line, width);
-		const lines = [rule(t.fg("accent", t.bold("Pi events")) + t.fg("muted", ` · ${this.source.root ? `sessions of ${this.source.root}` : "this project"}, current session left out`))];
+		const title = this.mode === "session" ? "Pi events by session" : "Pi events";
+		const lines = [rule(t.fg("accent", t.bold(title)) + t.fg("muted", ` · ${this.source.root ? `sessions of ${this.source.root}` : "this project"}, current session left out`))];
 		if (this.detail) {
 			const d = this.detail;
 			lines.push(fit(t.fg("accent", d.title)));
@@ -220,20 +249,40 @@ export class EventPicker implements Component {
 			return lines;
 		}
 		lines.push(...this.input.render(width));
-		if (this.hits.length === 0) lines.push(fit(t.fg(this.status && this.status !== "searching…" ? "warning" : "muted", this.status || "No events match.")));
-		for (const [i, hit] of this.hits.entries()) lines.push(this.row(hit, i === this.selected, width));
+		const none = this.mode === "session" ? "No session has matching events." : "No events match.";
+		if (this.hits.length === 0) lines.push(fit(t.fg(this.status && this.status !== "searching…" ? "warning" : "muted", this.status || none)));
+		for (const [i, hit] of this.hits.entries()) {
+			const group = this.mode === "session" ? this.groups[i] : undefined;
+			lines.push(group ? this.sessionRow(group, i === this.selected, width) : this.row(hit, i === this.selected, width));
+		}
 		const more = this.nextCursor ? " · pgdn more" : "";
 		const back = this.page > 0 ? " · pgup back" : "";
 		const status = this.status && this.hits.length ? ` · ${this.status}` : "";
-		lines.push(fit(t.fg("dim", `page ${this.page + 1} · ${this.hits.length} hit${this.hits.length === 1 ? "" : "s"}${more}${back}`) + t.fg("warning", status)));
+		const unit = this.mode === "session" ? "session" : "hit";
+		lines.push(fit(t.fg("dim", `page ${this.page + 1} · ${this.hits.length} ${unit}${this.hits.length === 1 ? "" : "s"}${more}${back}`) + t.fg("warning", status)));
 		const hit = this.hits[this.selected];
 		if (hit) {
 			lines.push(rule(`preview ${hit.ref}`));
 			const text = this.previews.get(hit.ref) || "loading…";
 			for (const l of text.split("\n").slice(0, PREVIEW_LINES)) lines.push(fit(l.replace(/\t/g, "  ")));
 		}
-		lines.push(fit(t.fg("dim", HELP)));
+		lines.push(fit(t.fg("dim", this.mode === "session" ? SESSION_HELP : HELP)));
 		return lines;
+	}
+
+	/** One session: matching/all events, last time, name (or first prompt), then its strongest hit. */
+	private sessionRow(group: SessionGroup, selected: boolean, width: number): string {
+		const t = this.theme;
+		const cell = (text: string, w: number): string => truncateToWidth(text, w, "…", true);
+		const top = group.top;
+		const counts = cell(`${group.matches}/${group.events}`, 9);
+		const time = cell(shortTime(group.updated).slice(0, 16), 16);
+		const title = cell((group.name || group.firstPrompt || group.sessionId.slice(0, 8)).replace(/\s+/g, " "), 32);
+		const snippet = emphasize(markMatches(top.snippet, top.matches).replace(/\s+/g, " "), (s) => t.bold(t.fg("accent", s)));
+		const kind = kindLabel(top.kind, top.toolName, top.isError);
+		const head = `${selected ? t.fg("accent", "▸") : " "} ${t.fg("success", counts)} ${t.fg("muted", time)} ${group.name ? title : t.fg("muted", title)} ${top.isError ? t.fg("error", kind) : t.fg("dim", kind)} `;
+		const line = truncateToWidth(head + snippet, width, "…", true);
+		return selected ? t.bg("selectedBg", line) : line;
 	}
 
 	/** One hit: kind, time, session name, snippet with the matches emphasized. */

@@ -18,6 +18,7 @@ export const KINDS = [
 	"summary.compaction",
 	"summary.branch",
 	"custom.message",
+	"custom.entry",
 	"session.name",
 ] as const;
 
@@ -76,6 +77,8 @@ export interface SearchParams {
 	cursor?: string | null;
 	prefixLast?: boolean;
 	filters?: SearchFilters;
+	/** "session": one group per session (GroupedSearchResult), `limit` counting sessions. */
+	groupBy?: "session" | null;
 }
 
 /** How far the index is while it is being built; null (or absent, from an older server) when complete. */
@@ -91,6 +94,39 @@ export interface SearchResult {
 	hits: Hit[];
 	nextCursor: string | null;
 	indexing?: IndexingState | null;
+}
+
+/**
+ * One session of a grouped search: `top` is its strongest event (its first hit in the event-level
+ * order, the very same Hit), `matches` its matching events in the whole result, `events` all its
+ * indexed events. Groups come in the order of their tops.
+ */
+export interface SessionGroup {
+	sessionId: string;
+	path: string;
+	uri?: string;
+	cwd?: string | null;
+	/** The session's current name (masked, control bytes stripped). */
+	name?: string | null;
+	/** The first user message, whitespace collapsed, at most 200 characters. */
+	firstPrompt?: string | null;
+	started?: string | null;
+	updated?: string | null;
+	events: number;
+	matches: number;
+	top: Hit;
+	parentSession?: string | null;
+}
+
+/** piEvents/search with `groupBy: "session"`. */
+export interface GroupedSearchResult {
+	sessions: SessionGroup[];
+	nextCursor: string | null;
+	indexing?: IndexingState | null;
+}
+
+export function isGrouped(result: SearchResult | GroupedSearchResult): result is GroupedSearchResult {
+	return Array.isArray((result as GroupedSearchResult).sessions);
 }
 
 export interface VisibleNode {
@@ -227,6 +263,36 @@ export interface StatusResult {
 	roots: string[];
 }
 
+export interface SessionsParams {
+	limit?: number;
+	cursor?: string | null;
+	filters?: SearchFilters;
+}
+
+/** One visible session of piEvents/sessions; opening it = piEvents/read of `first.ref`. */
+export interface SessionInfo {
+	sessionId: string;
+	path: string;
+	uri?: string;
+	cwd?: string | null;
+	name?: string | null;
+	firstPrompt?: string | null;
+	started?: string | null;
+	updated?: string | null;
+	events: number;
+	/** Event counts by kind (an event counts once per kind it holds). */
+	kinds: Record<string, number>;
+	parentSession?: string | null;
+	/** The session's first event in branch order (the root of its tree). */
+	first: Node;
+}
+
+/** piEvents/sessions: newest first (by `updated`). */
+export interface SessionsResult {
+	sessions: SessionInfo[];
+	nextCursor: string | null;
+}
+
 export interface IndexChanged {
 	generation: number;
 	changedSessions: number;
@@ -248,6 +314,7 @@ export type EventAtResult = { ref: string; sessionId: string; entryId: string; s
 
 export const METHODS = {
 	search: "piEvents/search",
+	sessions: "piEvents/sessions",
 	read: "piEvents/read",
 	trace: "piEvents/trace",
 	eventAt: "piEvents/eventAt",

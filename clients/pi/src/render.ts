@@ -4,6 +4,7 @@
  */
 import type { Theme } from "@mariozechner/pi-coding-agent";
 import { Text } from "@mariozechner/pi-tui";
+import { isGrouped } from "./protocol.ts";
 import type { Details } from "./tools.ts";
 
 type Args = Record<string, unknown>;
@@ -21,9 +22,13 @@ export function resultSummary(details: Details | undefined): string {
 	if (!details) return "";
 	switch (details.tool) {
 		case "event_search": {
-			const n = details.result.hits.length;
-			const more = details.result.nextCursor || details.cut ? ", more exist" : "";
-			return `${n} hit${n === 1 ? "" : "s"}${more}${n ? `: ${details.result.hits[0]?.ref ?? ""}${n > 1 ? " …" : ""}` : ""}`;
+			const r = details.result;
+			const more = r.nextCursor || details.cut ? ", more exist" : "";
+			const refs = isGrouped(r) ? r.sessions.map((g) => g.top.ref) : r.hits.map((h) => h.ref);
+			const n = refs.length;
+			const unit = isGrouped(r) ? "session" : "hit";
+			const first = refs[0];
+			return `${n} ${unit}${n === 1 ? "" : "s"}${more}${n ? `: ${first ?? ""}${n > 1 ? " …" : ""}` : ""}`;
 		}
 		case "event_read": {
 			const chars = details.result.fragments.reduce((sum, f) => sum + f.length, 0);

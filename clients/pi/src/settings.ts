@@ -4,6 +4,7 @@
  * A bad value is named in `warnings` and replaced by its default; nothing here throws.
  */
 import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { dirname, join, relative } from "node:path";
 
 export interface Settings {
@@ -25,7 +26,17 @@ export interface Settings {
 	shortcut?: string;
 	/** Explicit authorization roots (absolute); default: Git worktree root of cwd, else cwd. */
 	roots?: string[];
+	/** The extractor registry sent as initializationOptions.extractors; undefined: none set in
+	 * Pi's settings, the server reads the user file (README, Extractor registry). */
+	extractors?: Extractor[];
 	warnings: string[];
+}
+
+/** One entry of the extractor registry; the server checks it further (its paths, its label). */
+export interface Extractor {
+	customType: string;
+	fields: string[];
+	label?: string;
 }
 
 export const DEFAULTS = { maxChars: 4000, timeoutMs: 15_000, startTimeoutMs: 60_000, installWaitMs: 180_000 } as const;
@@ -77,6 +88,67 @@ function paths(value: unknown, key: string, absolute: boolean, warnings: string[
 	return undefined;
 }
 
+function extractorList(value: unknown, where: string, warnings: string[]): Extractor[] | undefined {
+	if (value === undefined || value === null) return undefined;
+	if (!Array.isArray(value)) {
+		warnings.push(`${where} must be a list of {customType, fields, label}; ignored`);
+		return undefined;
+	}
+	const out: Extractor[] = [];
+	value.forEach((item: unknown, i) => {
+		const e = item as Raw | null;
+		const fields = e?.fields;
+		if (typeof e === "object" && e !== null && !Array.isArray(e) && typeof e.customType === "string" && e.customType
+			&& Array.isArray(fields) && fields.length > 0 && fields.every((f) => typeof f === "string" && f)) {
+			out.push(e as unknown as Extractor);
+		} else {
+			warnings.push(`${where}[${i}] must be {customType, fields: [paths], label}; ignored`);
+		}
+	});
+	return out;
+}
+
+/** The server's user file ($XDG_CONFIG_HOME/pi-event-search/extractors.json): what it reads
+ * when no client names a registry. */
+export function userExtractorsFile(env: NodeJS.ProcessEnv): string {
+	return join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), ".config"), "pi-event-search", "extractors.json");
+}
+
+function userExtractors(env: NodeJS.ProcessEnv, warnings: string[]): Extractor[] | undefined {
+	const file = userExtractorsFile(env);
+	let text: string;
+	try {
+		text = readFileSync(file, "utf8");
+	} catch {
+		return undefined;
+	}
+	try {
+		return extractorList((JSON.parse(text) as Raw | null)?.extractors, `${file}: extractors`, warnings);
+	} catch (err) {
+		warnings.push(`${file}: not JSON (${(err as Error).message}); ignored`);
+		return undefined;
+	}
+}
+
+/**
+ * eventSearch.extractors: the global list, plus a project's entries for types it does not name.
+ * A project only adds (a type the user registered keeps the user's entry), and the base of what
+ * it adds to is what the server would use anyway: the global setting, else the user file. So a
+ * project widens what is indexed of the user's own sessions and narrows nothing; who may see
+ * them stays the authorization roots' business (README, Extractor registry).
+ */
+function extractorsOf(globalRaw: Raw, projectRaw: Raw, projectFile: string, env: NodeJS.ProcessEnv, warnings: string[]): Extractor[] | undefined {
+	const global = extractorList(globalRaw.extractors, "eventSearch.extractors", warnings);
+	const project = extractorList(projectRaw.extractors, `eventSearch.extractors in ${projectFile}`, warnings);
+	if (!project) return global;
+	const base = global ?? userExtractors(env, warnings) ?? [];
+	const named = new Set(base.map((e) => e.customType));
+	for (const e of project) {
+		if (named.has(e.customType)) warnings.push(`eventSearch.extractors in ${projectFile}: ${e.customType} is registered by the user already; the user's entry stays`);
+	}
+	return [...base, ...project.filter((e) => !named.has(e.customType))];
+}
+
 export function loadSettings(agentDir: string, cwd: string, env: NodeJS.ProcessEnv = process.env): Settings {
 	const warnings: string[] = [];
 	const globalFile = join(agentDir, "settings.json");
@@ -112,6 +184,7 @@ export function loadSettings(agentDir: string, cwd: string, env: NodeJS.ProcessE
 		indexPath,
 		sessionDirs: paths(raw.sessionDirs, "sessionDirs", false, warnings),
 		roots: paths(raw.roots, "roots", true, warnings),
+		extractors: extractorsOf(globalRaw, projectRaw, projectFile, env, warnings),
 		warnings,
 	};
 }

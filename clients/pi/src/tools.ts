@@ -4,7 +4,7 @@
  * message the model can act on.
  */
 import { type Caller, callerOf, type SessionView } from "./caller.ts";
-import { formatRead, formatSearch, formatTrace } from "./format.ts";
+import { formatGroups, formatRead, formatSearch, formatTrace } from "./format.ts";
 import {
 	BadArgument,
 	parseRef,
@@ -15,8 +15,8 @@ import {
 	type TraceArgs,
 	traceRequest,
 } from "./params.ts";
-import type { ReadResult, SearchResult, TraceResult } from "./protocol.ts";
-import { ERRORS } from "./protocol.ts";
+import type { GroupedSearchResult, ReadResult, SearchResult, TraceResult } from "./protocol.ts";
+import { ERRORS, isGrouped } from "./protocol.ts";
 import { RpcAborted, RpcError, RpcTimeout } from "./rpc.ts";
 import type { EventServer } from "./server.ts";
 import type { Settings } from "./settings.ts";
@@ -29,7 +29,7 @@ interface Common {
 }
 
 export type Details =
-	| (Common & { tool: "event_search"; result: SearchResult })
+	| (Common & { tool: "event_search"; result: SearchResult | GroupedSearchResult })
 	| (Common & { tool: "event_read"; result: ReadResult })
 	| (Common & { tool: "event_trace"; result: TraceResult });
 
@@ -84,9 +84,9 @@ export async function runSearch(rt: Runtime, toolCallId: string, args: SearchArg
 	const settings = rt.settings(ctx.cwd);
 	const caller = callerOf(ctx.cwd, ctx.sessionManager, toolCallId, settings.roots);
 	const targetsCurrent = args.sessionId === caller.current.sessionId;
-	const result = await ask<SearchResult>(rt, ctx, caller, targetsCurrent, "piEvents/search", searchRequest(args, caller.current, ctx.cwd), signal);
+	const result = await ask<SearchResult | GroupedSearchResult>(rt, ctx, caller, targetsCurrent, "piEvents/search", searchRequest(args, caller.current, ctx.cwd), signal);
 	const view = { query: args.query, maxChars: settings.maxChars, root: caller.roots.join(", "), currentSession: targetsCurrent, stillIndexing: rt.server(ctx.cwd).stillIndexing };
-	const out = formatSearch(result, view);
+	const out = isGrouped(result) ? formatGroups(result, view) : formatSearch(result, view);
 	return answer(out.text, { tool: "event_search", result, root: view.root, currentSession: caller.current, cut: out.cut });
 }
 

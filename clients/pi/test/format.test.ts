@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { formatRead, formatSearch, formatTrace, hitBlock, markMatches, shortTime, treeState } from "../src/format.ts";
-import type { Hit, ReadResult, SearchResult, TraceResult } from "../src/protocol.ts";
+import { formatGroups, formatRead, formatSearch, formatTrace, groupLine, hitBlock, markMatches, oneLineSnippet, shortTime, treeState } from "../src/format.ts";
+import type { Hit, ReadResult, SearchResult, SessionGroup, TraceResult } from "../src/protocol.ts";
 
 function hit(n: number, extra: Partial<Hit> = {}): Hit {
 	return {
@@ -24,6 +24,25 @@ function hit(n: number, extra: Partial<Hit> = {}): Hit {
 }
 
 const VIEW = { query: "ENOENT", maxChars: 4000, root: "/home/u/proj", currentSession: false };
+
+/** A group of the spec's shape (docs/protocol.md, piEvents/search with groupBy). */
+function group(n: number, extra: Partial<SessionGroup> = {}): SessionGroup {
+	return {
+		sessionId: `S${n}`,
+		path: `/home/u/.pi/agent/sessions/--home-u-proj--/2026-05-01_S${n}.jsonl`,
+		uri: `file:///home/u/.pi/agent/sessions/--home-u-proj--/2026-05-01_S${n}.jsonl`,
+		cwd: "/home/u/proj",
+		name: null,
+		firstPrompt: "the build fails on main, look at ci.yml",
+		started: "2026-05-01T10:00:00.000Z",
+		updated: "2026-05-01T11:02:13.020Z",
+		events: 143,
+		matches: 7,
+		top: hit(n, { ref: `pi-event:S${n}/e${n}`, sessionId: `S${n}` }),
+		parentSession: null,
+		...extra,
+	};
+}
 
 test("matches are marked by code point, not UTF-16 unit", () => {
 	assert.equal(markMatches("😀 error here", [[2, 7]]), "😀 «error» here");
@@ -170,4 +189,36 @@ test("a long trace is bounded and says so", () => {
 	assert.ok(out.text.length <= 1500);
 	assert.match(out.text, /more lines not shown, to stay within 1500 characters/);
 	assert.match(out.text, /parent: none \(a root\)/);
+});
+
+test("a session group is one line: its top's ref, name or first prompt, matches of events, last time, the hit", () => {
+	assert.equal(
+		groupLine(group(1, { name: "fix the build" }), 1),
+		'[1] pi-event:S1/e1 · "fix the build" · 7 of 143 events match · last 2026-05-01 11:02:13Z · tool.result bash error: npm ERR! «ENOENT» number 1',
+	);
+	assert.match(groupLine(group(2), 2), /^\[2\] pi-event:S2\/e2 · first prompt "the build fails on main, look at ci\.yml" · 7 of 143/);
+	assert.match(groupLine(group(3, { firstPrompt: null, matches: 1, events: 1 }), 3), / · unnamed, in \/home\/u\/proj · 1 of 1 event matches · /);
+	assert.equal(groupLine(group(4), 4).split("\n").length, 1);
+	// a multi-line snippet stays on the line; a long one is cut, and a match cut in two is closed
+	const long = hit(5, { snippet: `line one\nline two ${"x".repeat(200)} ENOENT`, matches: [[208, 214]] });
+	assert.equal(oneLineSnippet(long, 40).split("\n").length, 1);
+	assert.equal(oneLineSnippet(hit(6, { snippet: "abc ENOENT def", matches: [[4, 10]] }), 7), "abc «E…»");
+});
+
+test("grouped results: one line per session in the server's order, within the budget, saying what is left", () => {
+	const result = { sessions: Array.from({ length: 40 }, (_, i) => group(i)), nextCursor: "next" };
+	const out = formatGroups(result, { ...VIEW, maxChars: 1500 });
+	assert.ok(out.text.length <= 1500, `${out.text.length} characters`);
+	assert.ok(out.shown > 0 && out.shown < 40 && out.cut);
+	const lines = out.text.split("\n");
+	assert.match(lines[0] as string, new RegExp(`^${out.shown} sessions with events matching "ENOENT" \\(sessions of /home/u/proj, current session excluded\\)`));
+	assert.deepEqual(lines.slice(1, 1 + out.shown).map((l) => /^\[(\d+)\] (\S+)/.exec(l)?.slice(1)), Array.from({ length: out.shown }, (_, i) => [String(i + 1), `pi-event:S${i}/e${i}`]));
+	assert.match(out.text, new RegExp(`${40 - out.shown} more sessions not shown, to stay within 1500 characters`));
+	assert.match(out.text, /More sessions match beyond these/);
+	assert.match(out.text, /event_search with sessionId/);
+	const none = formatGroups({ sessions: [], nextCursor: null, indexing: { phase: "first-index", sessionsIndexed: 1, sessionsTotal: 4, percent: 25 } }, VIEW);
+	assert.equal(none.text, 'No session has events matching "ENOENT" (sessions of /home/u/proj, current session excluded).\n(still indexing: 25% of sessions, 1 of 4; these are the hits so far, search again later for the rest.)');
+	const one = formatGroups({ sessions: [group(1)], nextCursor: null }, { ...VIEW, currentSession: true });
+	assert.match(one.text, /^1 session with events matching "ENOENT" \(the current session, before this call\)/);
+	assert.doesNotMatch(one.text, /beyond these|not shown/);
 });

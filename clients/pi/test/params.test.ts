@@ -30,6 +30,12 @@ test("search arguments become protocol filters; the current session always trave
 	});
 });
 
+test("groupBy session travels as the protocol's groupBy; limit then counts sessions", () => {
+	const own = ["event_search", "event_read", "event_trace"];
+	assert.deepEqual(searchRequest({ query: "q", groupBy: "session", limit: 5 }, CURRENT), { query: "q", limit: 5, filters: { excludeTool: own }, groupBy: "session", currentSession: CURRENT });
+	assert.equal("groupBy" in searchRequest({ query: "q" }, CURRENT), false, "absent: the event-level answer");
+});
+
 test("a relative file is resolved against Pi's working directory, an absolute one kept", () => {
 	const file = (f: string) => (searchRequest({ query: "q", file: f }, undefined, "/home/u/proj/pkg") as { filters: { file: string } }).filters.file;
 	assert.equal(file("src/x.ts"), "/home/u/proj/pkg/src/x.ts");

@@ -11,10 +11,10 @@ import { test } from "node:test";
 import { type Terminal, TUI } from "@mariozechner/pi-tui";
 // Pi's own theme (the one custom() hands an extension); the package index does not export it.
 import { initTheme, theme } from "../node_modules/@mariozechner/pi-coding-agent/dist/modes/interactive/theme/theme.js";
-import { EventPicker, HELP, INDEXING_REFRESH_MS, type PickerResult, type PickerSource, quoteOf, searchText } from "../src/picker.ts";
-import type { Hit } from "../src/protocol.ts";
+import { EventPicker, HELP, INDEXING_REFRESH_MS, type PickerResult, type PickerSource, quoteOf, SESSION_HELP, searchText } from "../src/picker.ts";
+import type { Hit, SessionGroup } from "../src/protocol.ts";
 
-const KEY = { down: "\x1b[B", up: "\x1b[A", enter: "\r", tab: "\t", esc: "\x1b", pgdn: "\x1b[6~", pgup: "\x1b[5~", ctrlR: "\x12", ctrlT: "\x14", backspace: "\x7f" };
+const KEY = { down: "\x1b[B", up: "\x1b[A", enter: "\r", tab: "\t", esc: "\x1b", pgdn: "\x1b[6~", pgup: "\x1b[5~", ctrlR: "\x12", ctrlT: "\x14", ctrlG: "\x07", backspace: "\x7f" };
 
 const SESSIONS = ["fix the build", "websocket reconnect", "release 0.4", "flaky CI on arm64"];
 const TEXTS = [
@@ -71,8 +71,39 @@ function withMatches(hit: Hit, query: string): Hit {
 	return { ...hit, matches };
 }
 
+/** The hits regrouped as the server groups them: a session per first hit, in that order. */
+function grouped(query: string): SessionGroup[] {
+	const groups = new Map<string, SessionGroup>();
+	for (const hit of matching(query)) {
+		const g = groups.get(hit.sessionId);
+		if (g) g.matches++;
+		else {
+			const n = SESSIONS.indexOf(hit.sessionName as string);
+			// Session 2 has no name: its first prompt stands for it.
+			groups.set(hit.sessionId, {
+				sessionId: hit.sessionId,
+				path: hit.source.path,
+				name: n === 2 ? null : (hit.sessionName ?? null),
+				firstPrompt: `first prompt of session ${n}`,
+				started: "2026-11-01T08:00:00.000Z",
+				updated: `2026-11-2${n}T12:00:00.000Z`,
+				events: 40 + n,
+				matches: 1,
+				top: withMatches(hit, query),
+			});
+		}
+	}
+	return [...groups.values()];
+}
+
 function source(log: string[] = []): PickerSource {
 	return {
+		searchSessions: (query, cursor, limit) => {
+			log.push(`sessions ${JSON.stringify(query)} ${cursor ?? "-"}`);
+			const all = grouped(query);
+			const start = cursor ? Number(cursor) : 0;
+			return Promise.resolve({ sessions: all.slice(start, start + limit), nextCursor: start + limit < all.length ? String(start + limit) : null, indexing: null });
+		},
 		search: (query, cursor, limit) => {
 			log.push(`search ${JSON.stringify(query)} ${cursor ?? "-"}`);
 			const found = matching(query);
@@ -95,9 +126,9 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 initTheme("dark");
 
-async function open(query: string, log?: string[]): Promise<{ picker: EventPicker; results: PickerResult[]; lines: () => string[] }> {
+async function open(query: string, log?: string[], pageSize?: number): Promise<{ picker: EventPicker; results: PickerResult[]; lines: () => string[] }> {
 	const results: PickerResult[] = [];
-	const picker = new EventPicker(source(log), theme, () => undefined, (r) => results.push(r), query);
+	const picker = new EventPicker(source(log), theme, () => undefined, (r) => results.push(r), query, pageSize);
 	await settle(picker);
 	return { picker, results, lines: () => picker.render(120).map(plain) };
 }
@@ -208,6 +239,62 @@ test("page down and up step through the server's pages; the last page stops", as
 	await keys(picker, KEY.pgup, KEY.pgup);
 	assert.deepEqual(picker.hits.map((h) => h.ref), page1);
 	assert.deepEqual(log, ['search "build" -', 'search "build" 8', 'search "build" 16', 'search "build" 8', 'search "build" -']);
+});
+
+test("ctrl+g groups the same search by session: a row per session, the keys act on its strongest hit", async () => {
+	const log: string[] = [];
+	const { picker, lines, results } = await open("build", log);
+	const eventRefs = picker.hits.map((h) => h.ref);
+	await keys(picker, KEY.ctrlG);
+	assert.equal(picker.mode, "session");
+	assert.deepEqual(log, ['search "build" -', 'sessions "build" -'], "the same query, grouped, from the first page");
+	const want = grouped("build");
+	assert.deepEqual(picker.groups.map((g) => g.sessionId), want.map((g) => g.sessionId));
+	assert.deepEqual(picker.hits.map((h) => h.ref), want.map((g) => g.top.ref), "each row's event is its session's top");
+	assert.equal(picker.hits[0]?.ref, eventRefs[0], "the first session's top is the first hit");
+	const out = lines();
+	assert.match(out[0] as string, /^── Pi events by session · this project, current session left out/);
+	assert.match(out[1] as string, /^> build\s*$/);
+	const rows = out.filter((l) => /^[▸ ] \d+\/\d+ /.test(l));
+	assert.equal(rows.length, want.length, out.join("\n"));
+	// matches/events, last time, name, then the strongest hit's kind and snippet
+	assert.match(rows[0] as string, /^▸ 5\/40\s+2026-11-20 12:00\s+fix the build\s+tool\.result bash error npm ERR! missing script: build/);
+	// an unnamed session shows its first prompt
+	assert.ok(rows.some((l) => /first prompt of session 2/.test(l)), rows.join("\n"));
+	assert.match(out.join("\n"), new RegExp(`page 1 · ${want.length} sessions\n`));
+	assert.equal(out.at(-1), SESSION_HELP);
+	const preview = out.findIndex((l) => l.startsWith("── preview "));
+	assert.ok(out[preview]!.includes(want[0]!.top.ref) && out[preview + 1] === TEXTS[0], "the preview is the top hit's text");
+	for (const l of picker.render(60)) assert.ok(plain(l).length <= 60, `wider than 60: ${plain(l)}`);
+	// typing searches grouped; ctrl+r reads the selected session's top; enter inserts its ref
+	await keys(picker, " ", "r", "e", "c");
+	assert.equal(log.at(-1), 'sessions "build rec" -');
+	assert.deepEqual(picker.hits.map((h) => h.ref), grouped("build rec").map((g) => g.top.ref));
+	await keys(picker, KEY.down, KEY.ctrlR);
+	assert.match(lines()[1] as string, new RegExp(`^read ${picker.hits[1]!.ref}`));
+	await keys(picker, KEY.esc, KEY.enter);
+	assert.deepEqual(results, [{ action: "ref", hit: grouped("build rec")[1]!.top }]);
+});
+
+test("ctrl+g back to events; session pages never repeat a session and reset on toggling", async () => {
+	const log: string[] = [];
+	const { picker, lines } = await open("build", log, 3);
+	await keys(picker, KEY.ctrlG);
+	const first = picker.groups.map((g) => g.sessionId);
+	assert.equal(first.length, 3);
+	assert.match(lines().join("\n"), /page 1 · 3 sessions · pgdn more/);
+	await keys(picker, KEY.pgdn);
+	const second = picker.groups.map((g) => g.sessionId);
+	assert.deepEqual([...first, ...second], grouped("build").map((g) => g.sessionId));
+	assert.doesNotMatch(lines().join("\n"), /pgdn more/);
+	await keys(picker, KEY.ctrlG);
+	assert.equal(picker.mode, "event");
+	assert.equal(picker.page, 0);
+	assert.deepEqual(picker.groups, []);
+	assert.deepEqual(picker.hits.map((h) => h.ref), matching("build").slice(0, 3).map((h) => h.ref));
+	assert.match(lines()[0] as string, /^── Pi events · /);
+	assert.equal(lines().at(-1), HELP);
+	assert.deepEqual(log, ['search "build" -', 'sessions "build" -', 'sessions "build" 3', 'search "build" -']);
 });
 
 /** A terminal that keeps what the TUI writes (the escape sequences a real one would get). */

@@ -17,6 +17,9 @@ test("results summarize in one line", () => {
 	const search: Details = { ...common, tool: "event_search", result: { hits: [hit, hit], nextCursor: "n" } };
 	assert.equal(resultSummary(search), "2 hits, more exist: pi-event:S/E …");
 	assert.equal(resultSummary({ ...common, tool: "event_search", result: { hits: [], nextCursor: null } }), "0 hits");
+	const group = { sessionId: "S", path: "/s.jsonl", events: 9, matches: 2, top: hit };
+	assert.equal(resultSummary({ ...common, tool: "event_search", result: { sessions: [group, group, group], nextCursor: null } }), "3 sessions: pi-event:S/E …");
+	assert.equal(resultSummary({ ...common, tool: "event_search", result: { sessions: [group], nextCursor: "n" } }), "1 session, more exist: pi-event:S/E");
 	const trace: Details = { ...common, tool: "event_trace", result: { event: { masked: true }, parent: null, children: [], siblings: [], towardLeaf: "self", relations: [], files: [], lineage: [], labels: [] } };
 	assert.equal(resultSummary(trace), "0 child(ren), 0 sibling(s), toward leaf: self");
 });

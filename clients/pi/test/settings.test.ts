@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { mergePaths, reindexParams, serverArgv, ServerUnavailable } from "../src/server.ts";
+import { initializeParams, mergePaths, reindexParams, serverArgv, ServerUnavailable } from "../src/server.ts";
 import { DEFAULTS, loadSettings, sessionDirsFor } from "../src/settings.ts";
 
 function dirs(globalSettings?: unknown, projectSettings?: unknown): { agent: string; cwd: string } {
@@ -74,4 +74,50 @@ test("sessions kept outside the agent directory are added for the server, once",
 	assert.deepEqual(sessionDirsFor({ ...base, sessionDirs: ["/a"] }, agent, "/elsewhere/s.jsonl"), ["/a", "/elsewhere"]);
 	assert.deepEqual(sessionDirsFor({ ...base, sessionDirs: ["/elsewhere"] }, agent, "/elsewhere/s.jsonl"), ["/elsewhere"]);
 	assert.deepEqual(sessionDirsFor(base, agent, join(agent, "sessions-old", "s.jsonl")), [join(agent, "sessions-old")]);
+});
+
+const TODO = { customType: "todo-state", fields: ["title", "items.*.text"], label: "Todos" };
+const NOTE = { customType: "note-state", fields: ["body"], label: "Notes" };
+
+function userFile(content: unknown): NodeJS.ProcessEnv {
+	const config = mkdtempSync(join(tmpdir(), "pies-config-"));
+	mkdirSync(join(config, "pi-event-search"));
+	writeFileSync(join(config, "pi-event-search", "extractors.json"), JSON.stringify(content));
+	return { XDG_CONFIG_HOME: config };
+}
+
+test("eventSearch.extractors goes to the server as initializationOptions.extractors; none set: none sent", () => {
+	const { agent, cwd } = dirs({ eventSearch: { extractors: [TODO] } });
+	const s = loadSettings(agent, cwd, userFile({ extractors: [NOTE] }));
+	assert.deepEqual(s.extractors, [TODO]); // the setting wins over the user file
+	assert.deepEqual((initializeParams(["/p"], s) as { initializationOptions: Record<string, unknown> }).initializationOptions.extractors, [TODO]);
+	const none = dirs();
+	const plain = loadSettings(none.agent, none.cwd, userFile({ extractors: [NOTE] }));
+	assert.equal(plain.extractors, undefined);
+	assert.ok(!("extractors" in (initializeParams(["/p"], plain) as { initializationOptions: Record<string, unknown> }).initializationOptions));
+});
+
+test("a project's extractors add types and never replace or drop the user's", () => {
+	const mine = { ...NOTE, label: "Mine" };
+	const { agent, cwd } = dirs({ eventSearch: { extractors: [TODO] } }, { eventSearch: { extractors: [NOTE, { ...TODO, fields: ["secret"] }] } });
+	const s = loadSettings(agent, cwd, {});
+	assert.deepEqual(s.extractors, [TODO, NOTE]);
+	assert.equal(s.warnings.length, 1, s.warnings.join("; "));
+	assert.match(s.warnings[0] ?? "", /todo-state is registered by the user already/);
+	// Without a global setting, the project adds to the user file (what the server would read).
+	const p = dirs(undefined, { eventSearch: { extractors: [TODO, NOTE] } });
+	const added = loadSettings(p.agent, p.cwd, userFile({ extractors: [mine] }));
+	assert.deepEqual(added.extractors, [mine, TODO]);
+	// A project's empty list adds nothing; the global list stays.
+	const e = dirs({ eventSearch: { extractors: [TODO] } }, { eventSearch: { extractors: [] } });
+	assert.deepEqual(loadSettings(e.agent, e.cwd, {}).extractors, [TODO]);
+});
+
+test("bad extractor entries are named and left out", () => {
+	const { agent, cwd } = dirs({ eventSearch: { extractors: [TODO, "todo", { customType: "x" }, { customType: "y", fields: [] }, { fields: ["a"] }] } }, { eventSearch: { extractors: "note-state" } });
+	const s = loadSettings(agent, cwd, {});
+	assert.deepEqual(s.extractors, [TODO]);
+	assert.equal(s.warnings.length, 5, s.warnings.join("; "));
+	assert.ok(s.warnings.slice(0, 4).every((w) => /^eventSearch\.extractors\[[1-4]\] .*ignored$/.test(w)), s.warnings.join("; "));
+	assert.match(s.warnings[4] ?? "", /\.pi\/settings\.json must be a list/);
 });

@@ -14,6 +14,7 @@ import { ReadView, targetOf } from './readView';
 import { Installer } from './installer';
 import { pythonExtensionInterpreter } from './python';
 import { Search } from './search';
+import { type Element, SessionsView } from './sessionsView';
 import { Server } from './server';
 import { StatusBar } from './status';
 import { Trace, eventAtCursor } from './trace';
@@ -28,9 +29,10 @@ export function activate(context: vscode.ExtensionContext): void {
   server = new Server(log, installer);
   const reads = new ReadView(server);
   const status = new StatusBar(server);
-  const search = new Search(server, reads);
+  const sessions = new SessionsView(server, reads);
+  const search = new Search(server, reads, sessions);
   const trace = new Trace(server, reads);
-  context.subscriptions.push(log, installer, server, reads, status, search);
+  context.subscriptions.push(log, installer, server, reads, status, search, sessions);
   const files = new FileHistory(server, reads);
   context.subscriptions.push(files);
 
@@ -41,6 +43,17 @@ export function activate(context: vscode.ExtensionContext): void {
 
   command('piEvents.search', (initial?: unknown) => search.show(typeof initial === 'string' ? initial : undefined));
   command('piEvents.search.openSource', () => search.openSourceOfActive());
+  command('piEvents.searchSessions', (initial?: unknown) => search.show(typeof initial === 'string' ? initial : undefined, 'sessions'));
+  command('piEvents.sessions.show', () => vscode.commands.executeCommand('piEvents.sessions.focus'));
+  command('piEvents.sessions.refresh', () => sessions.refresh());
+  command('piEvents.sessions.clearSearch', () => sessions.showList());
+  // Row commands get the row (core/sessionTree via sessionsView's Element).
+  const onRow = (id: string, fn: (el: Element | undefined) => Promise<void>): void => command(id, (el?: unknown) => fn(el as Element | undefined));
+  onRow('piEvents.sessions.more', (el) => sessions.more(el));
+  onRow('piEvents.sessions.open', (el) => sessions.open(el));
+  onRow('piEvents.sessions.copyReference', (el) => sessions.copyReference(el));
+  onRow('piEvents.sessions.trace', (el) => sessions.trace(el));
+  onRow('piEvents.sessions.openSource', (el) => sessions.openSource(el));
   command('piEvents.trace', (arg?: unknown) => trace.run(arg));
   command('piEvents.fileHistory', (arg?: unknown) => files.show(arg));
   command('piEvents.lineOrigin', () => files.lineOrigin());

@@ -1,7 +1,9 @@
 /**
  * Pi Events: Search. A QuickPick that asks piEvents/search on every (debounced) keystroke and
  * shows the hits in the server's order: every item is `alwaysShow` and has an empty label (see
- * core/hitRow), so VS Code hides and re-sorts nothing.
+ * core/hitRow), so VS Code hides and re-sorts nothing. A title bar toggle (remembered for the
+ * window) searches by session instead (`groupBy: "session"`): one row per session, its strongest
+ * event's snippet below; that search is also what the Sessions view then shows.
  */
 import * as vscode from 'vscode';
 import { type FilterState, NO_FILTERS, filterSummary, fromKeys, parseToolList, toWireFilters } from './core/filters';
@@ -13,10 +15,21 @@ import { formatRef } from './core/refs';
 import { announceStep } from './steps';
 import { type ReadView, openSourceLine } from './readView';
 import { type Server } from './server';
+import { type GroupedSearchParams, type GroupedSearchResult, type SessionGroup, groupRow, mergeGroups } from './core/sessions';
+import { type SessionSearch } from './core/sessionTree';
 
 interface Item extends vscode.QuickPickItem {
   hit?: Hit;
+  group?: SessionGroup;
   action?: 'more' | 'none';
+}
+
+export type SearchMode = 'events' | 'sessions';
+
+/** Where a search by session goes besides the picker: the Sessions view. */
+export interface SessionsSink {
+  showSearch(search: SessionSearch, groups: readonly SessionGroup[], cursor: string | null, indexing: number | null): void;
+  reveal(sessionId: string): Promise<void>;
 }
 
 const DEBOUNCE_MS = 150;
@@ -25,12 +38,16 @@ const COMMON_TOOLS = ['bash', 'read', 'edit', 'write', 'grep', 'find', 'ls'];
 const openSourceButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('go-to-file'), tooltip: 'Open the JSONL line (Ctrl+O)' };
 const copyButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('copy'), tooltip: 'Copy reference' };
 const traceButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('type-hierarchy'), tooltip: 'Trace' };
+const revealButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('list-tree'), tooltip: 'Show in the Sessions view' };
 
 export class Search implements vscode.Disposable {
   private picker: vscode.QuickPick<Item> | undefined;
   private value = '';
   private filters: FilterState = { ...NO_FILTERS };
   private hits: Hit[] = [];
+  private groups: SessionGroup[] = [];
+  /** Events or sessions: kept for the window (this object lives as long as the extension). */
+  private mode: SearchMode = 'events';
   private cursor: string | null = null;
   private seq = 0;
   private cancel: vscode.CancellationTokenSource | undefined;
@@ -41,6 +58,7 @@ export class Search implements vscode.Disposable {
   constructor(
     private readonly server: Server,
     private readonly reads: ReadView,
+    private readonly sessions?: SessionsSink,
   ) {}
 
   private get style(): HighlightStyle {
@@ -51,15 +69,15 @@ export class Search implements vscode.Disposable {
     return vscode.workspace.getConfiguration('piEvents').get<number>('search.pageSize', 30);
   }
 
-  show(initial?: string): void {
+  show(initial?: string, mode?: SearchMode): void {
     if (initial !== undefined) this.value = initial;
+    if (mode) this.setMode(mode);
     const qp = vscode.window.createQuickPick<Item>();
     this.picker = qp;
     qp.matchOnDescription = false;
     // VS Code then marks where the typed text occurs in the snippet; it never reorders for it.
     qp.matchOnDetail = this.style === 'native';
     qp.keepScrollPosition = true;
-    qp.placeholder = 'Search Pi sessions: words and "quoted phrases" (empty: newest events)';
     qp.value = this.value;
     this.updateChrome();
     qp.onDidChangeValue((v) => {
@@ -90,9 +108,14 @@ export class Search implements vscode.Disposable {
     const qp = this.picker;
     if (!qp) return;
     const summary = filterSummary(this.filters);
-    qp.title = `Pi Events: Search${summary ? ` — ${summary}` : ''}`;
+    const bySession = this.mode === 'sessions';
+    qp.title = `Pi Events: Search${bySession ? ' by session' : ''}${summary ? ` — ${summary}` : ''}`;
+    qp.placeholder = bySession
+      ? 'Search Pi sessions, one row per session: words and "quoted phrases" (empty: newest)'
+      : 'Search Pi sessions: words and "quoted phrases" (empty: newest events)';
     const anyFilter = this.filters.kinds.length + this.filters.tools.length > 0;
     qp.buttons = [
+      { iconPath: new vscode.ThemeIcon(bySession ? 'list-tree' : 'list-flat'), tooltip: `Group by session: ${bySession ? 'on' : 'off'}` },
       { iconPath: new vscode.ThemeIcon(anyFilter ? 'filter-filled' : 'filter'), tooltip: 'Filters: kind, tool, errors, branch…' },
       { iconPath: new vscode.ThemeIcon(this.filters.errors ? 'error' : 'circle-large-outline'), tooltip: `Errors only: ${this.filters.errors ? 'on' : 'off'}` },
       { iconPath: new vscode.ThemeIcon(this.filters.selectedBranch ? 'git-branch' : 'git-merge'), tooltip: `Selected branch only: ${this.filters.selectedBranch ? 'on' : 'off'}` },
@@ -104,12 +127,48 @@ export class Search implements vscode.Disposable {
     this.timer = setTimeout(() => void this.run(), delay);
   }
 
-  private params(cursor: string | null): SearchParams {
+  private setMode(mode: SearchMode): void {
+    if (mode === this.mode) return;
+    this.mode = mode;
+    this.seq++; // an answer for the other mode is not shown
+    this.hits = [];
+    this.groups = [];
+    this.cursor = null;
+  }
+
+  private params(cursor: string | null): SearchParams | GroupedSearchParams {
     const params: SearchParams = { query: this.value, limit: this.pageSize, prefixLast: true };
     const filters = toWireFilters(this.filters);
     if (filters) params.filters = filters;
     if (cursor) params.cursor = cursor;
-    return params;
+    return this.mode === 'sessions' ? { ...params, groupBy: 'session' } : params;
+  }
+
+  /** What the Sessions view shows for the search by session the picker made. */
+  private sessionSearch(): SessionSearch {
+    const filters = toWireFilters(this.filters);
+    const summary = filterSummary(this.filters);
+    return { query: this.value, prefixLast: true, ...(filters ? { filters } : {}), ...(summary ? { summary } : {}) };
+  }
+
+  /** Takes an answer of either shape; `more` appends a page. */
+  private take(result: SearchResult | GroupedSearchResult, more: boolean): void {
+    if (this.mode === 'sessions' && 'sessions' in result) {
+      const page = result.sessions ?? [];
+      this.groups = more ? mergeGroups(this.groups, page) : page;
+      this.hits = [];
+      this.cursor = result.nextCursor ?? null;
+      this.sessions?.showSearch(this.sessionSearch(), this.groups, this.cursor, result.indexing ? result.indexing.percent : null);
+    } else {
+      const hits = 'hits' in result ? (result.hits ?? []) : [];
+      this.hits = more ? [...this.hits, ...hits] : hits;
+      this.groups = [];
+      this.cursor = result.nextCursor ?? null;
+    }
+  }
+
+  private get shown(): number {
+    return this.mode === 'sessions' ? this.groups.length : this.hits.length;
   }
 
   private async run(): Promise<void> {
@@ -122,14 +181,14 @@ export class Search implements vscode.Disposable {
     const params = this.params(null);
     qp.busy = true;
     try {
-      const result = await this.server.request<SearchResult>(METHODS.search, params, cts.token);
+      const result = await this.server.request<SearchResult | GroupedSearchResult>(METHODS.search, params, cts.token);
       if (seq !== this.seq) return;
-      this.hits = result.hits ?? [];
-      this.cursor = result.nextCursor ?? null;
+      this.take(result, false);
       this.error = undefined;
     } catch (err) {
       if (seq !== this.seq || cts.token.isCancellationRequested) return;
       this.hits = [];
+      this.groups = [];
       this.cursor = null;
       this.error = errorText(err);
     } finally {
@@ -146,12 +205,11 @@ export class Search implements vscode.Disposable {
     this.loadingMore = true;
     const seq = this.seq;
     qp.busy = true;
-    const before = this.hits.length;
+    const before = this.shown;
     try {
-      const result = await this.server.request<SearchResult>(METHODS.search, this.params(this.cursor));
+      const result = await this.server.request<SearchResult | GroupedSearchResult>(METHODS.search, this.params(this.cursor));
       if (seq !== this.seq) return;
-      this.hits = [...this.hits, ...(result.hits ?? [])];
-      this.cursor = result.nextCursor ?? null;
+      this.take(result, true);
     } catch (err) {
       if (seq !== this.seq) return;
       if ((err as { code?: number })?.code === ERRORS.staleCursor) {
@@ -177,19 +235,28 @@ export class Search implements vscode.Disposable {
     const style = this.style;
     const ctx = pathContext();
     const shorten = (p: string): string => shortenPath(p, ctx.folders, ctx.home);
-    const items: Item[] = this.hits.map((hit) => {
-      if (hit.toolName) this.seenTools.add(hit.toolName);
-      return { ...toItem(hitRow(hit, { now, style, shorten })), hit, buttons: [openSourceButton, copyButton, traceButton] };
-    });
+    const bySession = this.mode === 'sessions';
+    const items: Item[] = bySession
+      ? this.groups.map((group) => ({
+          ...toItem(groupRow(group, { now, style, shorten })),
+          group,
+          buttons: [openSourceButton, copyButton, traceButton, ...(this.sessions ? [revealButton] : [])],
+        }))
+      : this.hits.map((hit) => {
+          if (hit.toolName) this.seenTools.add(hit.toolName);
+          return { ...toItem(hitRow(hit, { now, style, shorten })), hit, buttons: [openSourceButton, copyButton, traceButton] };
+        });
     if (this.error) items.push({ ...toItem(messageRow('error', this.error)), action: 'none' });
-    else if (!this.hits.length && !qp.busy) items.push({ ...toItem(messageRow('info', 'No events match')), action: 'none' });
-    if (this.cursor) items.push({ ...toItem(messageRow('ellipsis', 'More results…')), action: 'more' });
+    else if (!this.shown && !qp.busy) items.push({ ...toItem(messageRow('info', bySession ? 'No sessions match' : 'No events match')), action: 'none' });
+    if (this.cursor) items.push({ ...toItem(messageRow('ellipsis', bySession ? 'More sessions…' : 'More results…')), action: 'more' });
     qp.items = items;
     if (log) {
       announceStep('search', {
+        mode: this.mode,
         query: this.value,
         filters: toWireFilters(this.filters) ?? null,
-        refs: this.hits.map((h) => h.ref),
+        refs: bySession ? this.groups.map((g) => g.top.ref) : this.hits.map((h) => h.ref),
+        sessions: bySession ? this.groups.map((g) => g.sessionId) : null,
         rows: items.map((i) => ariaLabel(i)),
         nextCursor: this.cursor,
         error: this.error ?? null,
@@ -205,22 +272,30 @@ export class Search implements vscode.Disposable {
     const item = this.active();
     if (!item) return;
     if (item.action === 'more') return void this.loadMore();
-    if (!item.hit) return;
+    const hit = item.hit ?? item.group?.top;
+    if (!hit) return;
     this.picker?.hide();
-    await this.reads.open(item.hit.ref);
+    await this.reads.open(hit.ref);
   }
 
   /** Ctrl+O (Cmd+O), or the item button: open the JSONL file at the entry's line. */
   async openSourceOfActive(): Promise<void> {
-    const hit = this.active()?.hit;
+    const item = this.active();
+    const hit = item?.hit ?? item?.group?.top;
     if (!hit) return;
     this.picker?.hide();
     await openSourceLine(hit.source.uri, hit.source.line);
   }
 
   private async onItemButton(item: Item, button: vscode.QuickInputButton): Promise<void> {
-    const hit = item.hit;
+    // A session's row acts on its strongest event.
+    const hit = item.hit ?? item.group?.top;
     if (!hit) return;
+    if (button === revealButton && item.group) {
+      this.picker?.hide();
+      await this.sessions?.reveal(item.group.sessionId);
+      return;
+    }
     if (button === openSourceButton) {
       this.picker?.hide();
       await openSourceLine(hit.source.uri, hit.source.line);
@@ -237,9 +312,13 @@ export class Search implements vscode.Disposable {
 
   private async onButton(button: vscode.QuickInputButton): Promise<void> {
     const index = this.picker?.buttons.indexOf(button) ?? -1;
-    if (index === 1) this.filters = { ...this.filters, errors: !this.filters.errors };
-    else if (index === 2) this.filters = { ...this.filters, selectedBranch: !this.filters.selectedBranch };
-    else if (index === 0) {
+    if (index === 0) {
+      this.setMode(this.mode === 'sessions' ? 'events' : 'sessions');
+      if (this.picker) this.picker.busy = true;
+      this.render();
+    } else if (index === 2) this.filters = { ...this.filters, errors: !this.filters.errors };
+    else if (index === 3) this.filters = { ...this.filters, selectedBranch: !this.filters.selectedBranch };
+    else if (index === 1) {
       this.picker?.hide();
       await this.pickFilters();
       this.show();

@@ -37,6 +37,7 @@ function readSettings(): RawSettings {
     watch: c.get('watch'),
     // Read where only the person can set it (user settings): a workspace cannot turn it on.
     revealSecrets: c.inspect<boolean>('revealSecrets')?.globalValue,
+    extractors: c.get('extractors'),
   };
 }
 

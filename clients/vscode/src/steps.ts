@@ -8,7 +8,7 @@ import { appendFileSync } from 'node:fs';
 
 export type Step = 'search' | 'read' | 'readError' | 'openRead' | 'openSource' | 'copy' | 'trace' | 'reindex'
   | 'codeLens' | 'fileHistory' | 'lineOrigin' | 'install' | 'installFailed'
-  | 'serverStarted' | 'pruned';
+  | 'serverStarted' | 'pruned' | 'sessions' | 'sessionEvents';
 
 type Follower = (step: Step, data: Record<string, unknown>) => void;
 

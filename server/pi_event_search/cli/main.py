@@ -1,4 +1,5 @@
-"""`pi-event-search index|search|read|trace|file|blame|secrets|status|serve`: argv in, JSON or tables out.
+"""`pi-event-search index|search|sessions|read|trace|file|blame|secrets|status|serve`: argv in,
+JSON or tables out. `search --by-session` groups the results by session; `sessions` lists them.
 
 Exit codes: 0 success, 2 bad usage, 1 any other error (one line on stderr).
 """
@@ -20,10 +21,12 @@ from pi_event_search.cli import render as render_text
 from pi_event_search.cli.demo import ensure_demo
 from pi_event_search.core.authz import MissingCutoff, Scope, default_root
 from pi_event_search.core.errors import EngineError, NotFound
+from pi_event_search.core.locations import extractors_file
 from pi_event_search.core.timestamps import parse_time
 from pi_event_search.query.parse import QueryTooLong
 from pi_event_search.query.search import Filters, StaleCursor
 from pi_event_search.service.engine import Engine
+from pi_event_search.source.extractors import load_file
 
 CLI_WAIT = 10.0  # seconds a command waits for another process indexing, then answers as is
 INDEX_WAIT = 3600.0  # seconds `index` waits for another process's pass
@@ -53,6 +56,24 @@ def _scope_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
+def _filter_args(p: argparse.ArgumentParser) -> None:
+    for flag in ("kind", "role", "tool", "branch-state", "selection-state"):
+        p.add_argument(f"--{flag}", action="append", default=[])
+    p.add_argument("--session")
+    p.add_argument("--cwd", metavar="PATH", help="only sessions recorded in PATH or below")
+    p.add_argument("--since")
+    p.add_argument("--until")
+    p.add_argument("--errors", action="store_true")
+    p.add_argument("--file", metavar="PATH", help="events with evidence about this file")
+    p.add_argument("--secrets", action="store_true",
+                   help="only events that held a credential (shown masked)")
+
+
+def _reveal_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--reveal-secrets", action="store_true",
+                   help="show credentials as recorded (masked by default); for a person, not a model")
+
+
 def _file_args(p: argparse.ArgumentParser) -> None:
     _common(p)
     _scope_args(p)
@@ -65,26 +86,28 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("index", help="index what changed (optionally keep watching)")
     _common(p)
     p.add_argument("--watch", action="store_true", help="follow the sessions directories")
-    p = sub.add_parser("search", help="search events")
+    p = sub.add_parser("search", help="search events (--by-session: grouped by session)")
     _common(p)
     _scope_args(p)
     p.add_argument("query", nargs="?", default="")
-    for flag in ("kind", "role", "tool", "branch-state", "selection-state"):
-        p.add_argument(f"--{flag}", action="append", default=[])
-    p.add_argument("--session")
-    p.add_argument("--cwd", metavar="PATH", help="only sessions recorded in PATH or below")
-    p.add_argument("--since")
-    p.add_argument("--until")
-    p.add_argument("--errors", action="store_true")
-    p.add_argument("--file", metavar="PATH", help="events with evidence about this file")
-    p.add_argument("--limit", type=int, default=20)
+    _filter_args(p)
+    p.add_argument("--limit", type=int, default=20,
+                   help="hits per page (sessions with --by-session)")
     p.add_argument("--cursor")
     p.add_argument("--prefix-last", action="store_true",
                    help="the last word is a prefix, as typed in a picker (recon finds reconnect)")
     p.add_argument("--demo", action="store_true",
                    help="search a generated demo history when no Pi history exists")
-    p.add_argument("--secrets", action="store_true",
-                   help="only events that held a credential (shown masked)")
+    p.add_argument("--by-session", action="store_true",
+                   help="one result per session: its strongest hit, its matches, its name")
+    _reveal_arg(p)
+    p = sub.add_parser("sessions", help="the sessions, newest first (the search filters apply)")
+    _common(p)
+    _scope_args(p)
+    _filter_args(p)
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--cursor")
+    _reveal_arg(p)
     p = sub.add_parser("read", help="read one event exactly, from its source file")
     _common(p)
     _scope_args(p)
@@ -95,8 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--before", type=int, default=1)
     p.add_argument("--after", type=int, default=1)
     p.add_argument("--order", choices=("append", "branch"), default="append")
-    p.add_argument("--reveal-secrets", action="store_true",
-                   help="show credentials as recorded (masked by default); for a person, not a model")
+    _reveal_arg(p)
     p = sub.add_parser("trace", help="an event's tree neighbours, relations and lineage")
     _common(p)
     _scope_args(p)
@@ -135,7 +157,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _engine(args: argparse.Namespace) -> Engine:
-    engine = Engine.open(Path(args.index) if args.index else None, list(args.sessions_dir))
+    registry, warnings = load_file(extractors_file())
+    for warning in warnings:  # a bad registry is a warning: the command goes on without it
+        print(f"pi-event-search: {warning}", file=sys.stderr)
+    engine = Engine.open(Path(args.index) if args.index else None, list(args.sessions_dir),
+                         registry)
     if engine.recovered:  # said once, by the process that moved the damaged index aside
         print(f"pi-event-search: {engine.recovered}", file=sys.stderr)
     return engine
@@ -175,6 +201,8 @@ def _run(args: argparse.Namespace) -> int:
     engine.refresh_or_wait(render_text.progress_printer(), CLI_WAIT)
     if args.command == "search":
         return _search(engine, args)
+    if args.command == "sessions":
+        return _sessions(engine, args)
     if args.command == "read":
         result = engine.read(args.ref, _scope(args), fragment=args.fragment, offset=args.offset,
                              length=args.length, before=args.before, after=args.after,
@@ -210,22 +238,46 @@ def _index(engine: Engine, watch: bool) -> int:
     return 0
 
 
-def _search(engine: Engine, args: argparse.Namespace) -> int:
-    if args.limit < 1:
-        raise UsageError("--limit must be at least 1")
-    filters = Filters(
+def _filters(args: argparse.Namespace) -> Filters:
+    return Filters(
         session_id=args.session, cwd=args.cwd, kinds=args.kind, roles=args.role, tools=args.tool,
         since_ms=parse_time(args.since, "--since"), until_ms=parse_time(args.until, "--until"),
         errors=args.errors, branch_states=args.branch_state,
         selection_states=args.selection_state, secrets=args.secrets,
         file=str(Path(args.file).resolve()) if args.file and Path(args.file).exists()
         else args.file)
-    page = engine.search(args.query, filters, _scope(args), limit=args.limit, cursor=args.cursor,
-                         prefix_last=args.prefix_last)
+
+
+def _search(engine: Engine, args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    if args.by_session:
+        found = engine.search_groups(args.query, _filters(args), _scope(args), limit=args.limit,
+                                     cursor=args.cursor, prefix_last=args.prefix_last,
+                                     reveal_secrets=args.reveal_secrets)
+        indexing = engine.indexing()
+        render_text.indexing_note(indexing)
+        if args.json:
+            _out({"sessions": found.groups, "nextCursor": found.next_cursor,
+                  "indexing": indexing})
+        else:
+            render_text.groups(found.groups, found.next_cursor)
+        return 0
+    page = engine.search(args.query, _filters(args), _scope(args), limit=args.limit,
+                         cursor=args.cursor, prefix_last=args.prefix_last)
     indexing = engine.indexing()
     render_text.indexing_note(indexing)
     if args.json:
         _out({"hits": page.hits, "nextCursor": page.next_cursor, "indexing": indexing})
     else:
         render_text.hits(page.hits, page.next_cursor)
+    return 0
+
+
+def _sessions(engine: Engine, args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    found = engine.sessions(_filters(args), _scope(args), limit=args.limit, cursor=args.cursor,
+                            reveal_secrets=args.reveal_secrets)
+    _out(found) if args.json else render_text.sessions(found)
     return 0

@@ -8,10 +8,13 @@ from typing import TextIO
 
 from pi_event_search.core.secrets import strip_controls
 from pi_event_search.core.wire import (
+    Group,
     Hit,
     Indexing,
     ReadResult,
     SecretsResult,
+    SessionBase,
+    SessionsResult,
     StatusResult,
     TraceResult,
 )
@@ -92,13 +95,52 @@ def hits(items: list[Hit], next_cursor: str | None) -> None:
         print("no hits", file=sys.stderr)
         return
     for h in items:
-        where = h["sessionName"] or h["cwd"] or ""
-        err = " ERROR" if h["isError"] else ""
-        print(f"{(h['timestamp'] or '')[:16]:<16}  {h['kind']:<18} {where[:40]}{err}")
-        print(f"    {h['snippet']}")
-        print(f"    {h['ref']}  {h['source']['path']}:{h['source']['line']}")
+        _hit(h, "")
     if next_cursor:
         print(f"more: --cursor {next_cursor}", file=sys.stderr)
+
+
+def _hit(h: Hit, indent: str) -> None:
+    where = h["sessionName"] or h["cwd"] or ""
+    err = " ERROR" if h["isError"] else ""
+    print(f"{indent}{(h['timestamp'] or '')[:16]:<16}  {h['kind']:<18} {where[:40]}{err}")
+    print(f"{indent}    {h['snippet']}")
+    print(f"{indent}    {h['ref']}  {h['source']['path']}:{h['source']['line']}")
+
+
+def _title(s: SessionBase) -> str:
+    return s["name"] or s["firstPrompt"] or "(no prompt)"
+
+
+def _span(s: SessionBase) -> str:
+    return f"{(s['started'] or '')[:16]} .. {(s['updated'] or '')[:16]}"
+
+
+def groups(items: list[Group], next_cursor: str | None) -> None:
+    """One block per session: its name (or first prompt), where and when, how many of its
+    events match, then its strongest hit as `search` prints a hit."""
+    if not items:
+        print("no hits", file=sys.stderr)
+        return
+    for g in items:
+        print(_title(g)[:100])
+        print(f"    {g['cwd'] or ''}  {_span(g)}  {g['matches']}/{g['events']} events match")
+        _hit(g["top"], "    ")
+    if next_cursor:
+        print(f"more: --cursor {next_cursor}", file=sys.stderr)
+
+
+def sessions(r: SessionsResult) -> None:
+    """One line per session: last update, name or first prompt, counts, the first event."""
+    if not r["sessions"]:
+        print("no sessions", file=sys.stderr)
+    for s in r["sessions"]:
+        users = s["kinds"].get("user.text", 0)
+        prompts = "prompt " if users == 1 else "prompts"
+        print(f"{(s['updated'] or '')[:16]:<16}  {_title(s)[:60]:<60}  {s['events']:>5} events "
+              f"{users:>3} {prompts}  {s['first']['ref']}")
+    if r["nextCursor"]:
+        print(f"more: --cursor {r['nextCursor']}", file=sys.stderr)
 
 
 def read(r: ReadResult) -> None:

@@ -22,3 +22,6 @@ class Filters:
     # Tools whose calls and results never match (their other fragments still do): the Pi
     # extension's own tools, whose answers only repeat what they found.
     exclude_tools: list[str] = field(default_factory=list)
+    # Set by the engine, never by a request: the custom types of the server's own extractor
+    # registry. `custom.entry` text of any other type never matches, whoever indexed it.
+    custom_types: list[str] = field(default_factory=list)

@@ -1,4 +1,5 @@
-"""Where Pi keeps its sessions and where our disposable index lives (environment-driven)."""
+"""Where Pi keeps its sessions, where our disposable index lives and where the user's extractor
+registry is (environment-driven)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,14 @@ def pi_sessions_dir() -> Path:
     agent_dir = os.environ.get("PI_CODING_AGENT_DIR")
     base = Path(agent_dir).expanduser() if agent_dir else Path("~/.pi/agent").expanduser()
     return base / "sessions"
+
+
+def extractors_file() -> Path:
+    """The user's extractor registry: `$XDG_CONFIG_HOME/pi-event-search/extractors.json`, else
+    `~/.config/...`: for the CLI, and for a server whose client sends none."""
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    base = Path(xdg).expanduser() if xdg else Path("~/.config").expanduser()
+    return base / "pi-event-search" / "extractors.json"
 
 
 def cache_dir() -> Path:

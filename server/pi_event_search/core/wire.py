@@ -77,6 +77,42 @@ class Masked(TypedDict):
     masked: Literal[True]
 
 
+# -- piEvents/search with groupBy, piEvents/sessions ------------------------------------------
+class SessionBase(TypedDict):
+    """What a group of results and an item of the sessions list both say of their session."""
+    sessionId: str
+    path: str
+    uri: str
+    cwd: str | None
+    name: str | None  # masked unless revealed
+    firstPrompt: str | None  # the first user message's text, at most 200 characters, masked
+    started: str | None  # the header's timestamp (or the first entry's)
+    updated: str | None  # the newest event's timestamp
+    events: int  # indexed events the caller may see
+    parentSession: str | None  # the parent session file (null when the caller may not see it)
+
+
+class Group(SessionBase):
+    matches: int  # the session's matching events in the whole event-level result
+    top: Hit  # its first hit in the event-level order
+
+
+class GroupedResult(TypedDict):
+    sessions: list[Group]
+    nextCursor: str | None
+    indexing: NotRequired[Indexing | None]
+
+
+class SessionInfo(SessionBase):
+    kinds: dict[str, int]  # events by kind (an event counts once for each kind it holds)
+    first: Node  # the first event in branch order: where a client opens the session
+
+
+class SessionsResult(TypedDict):
+    sessions: list[SessionInfo]
+    nextCursor: str | None
+
+
 # -- piEvents/read ---------------------------------------------------------------------------
 class ReadEvent(TypedDict):
     ref: str

@@ -53,6 +53,12 @@ class Tree:
     def by_eid(self, eid: int) -> Row | None:
         return self._first("e.eid = ?", [eid])
 
+    def root(self, sid: int) -> Row | None:
+        """The session's first event in branch order: its first parentless event (a v1 file's
+        entries are chained from its first); the first event when every one has a parent."""
+        return self._first("e.sid = ? AND e.parent_id IS NULL", [sid]) \
+            or self._first("e.sid = ?", [sid])
+
     def roots(self, sid: int, entry_id: str) -> list[Row]:
         """The session's parentless events but this one."""
         return self._rows("e.sid = ? AND e.parent_id IS NULL AND e.entry_id != ?", [sid, entry_id])

@@ -16,6 +16,7 @@ from pi_event_search.core.wire import Fragment, Omitted, ReadEvent, ReadResult
 from pi_event_search.events.neighbours import Row, Tree, neighbours
 from pi_event_search.query.shapes import source
 from pi_event_search.source import jsonl
+from pi_event_search.source.extractors import EMPTY, Registry
 from pi_event_search.source.projection import Omission, project
 
 MAX_WINDOW = 100_000
@@ -44,9 +45,11 @@ class _Located(NamedTuple):
 def read_event(conn: sqlite3.Connection, refresh_file: Callable[[str], object], target: Ref,
                scope: Scope, *, fragment: str | None = None, offset: int = 0,
                length: int = 4000, before: int = 1, after: int = 1,
-               order: str = "append", reveal_secrets: bool = False) -> ReadResult:
+               order: str = "append", reveal_secrets: bool = False,
+               extractors: Registry = EMPTY) -> ReadResult:
     """One event read back from its source line. Credentials are masked unless a person asked
-    (`reveal_secrets`): the index never holds them, the source line does."""
+    (`reveal_secrets`): the index never holds them, the source line does. A custom entry's
+    `custom.entry` fragments are those of the reader's own registry (`extractors`)."""
     _check(offset, length, before, after, order)
     fragment = fragment or target.fragment
     found = _locate(conn, target, scope)
@@ -58,7 +61,8 @@ def read_event(conn: sqlite3.Connection, refresh_file: Callable[[str], object], 
     row, entry = found
     if entry is None:
         raise NotFound(f"{target} (no longer in its source file {row['path']}; search again)")
-    event = project(entry, row["cwd"], bounded=False, reveal=reveal_secrets)
+    event = project(entry, row["cwd"], bounded=False, reveal=reveal_secrets,
+                    extractors=extractors)
     frags = event.fragments
     if fragment is not None:
         frags = [f for f in frags if f.fragment_id == fragment]

@@ -20,13 +20,14 @@ from pi_event_search.index.passes import Pass, Progress, Report
 from pi_event_search.index.passscope import PassScope
 from pi_event_search.index.prepare import sample_texts
 from pi_event_search.source.discovery import HeaderInfo, Observation
+from pi_event_search.source.extractors import Registry
 
 FIRST_SLICE_BYTES = 16 << 20  # newest sessions a first index commits as it goes (about 1 s)
 SLICE_ONLY = "first_slice"  # meta key: a first index whose full-text rows are its slice's only
 
 
 def newest_first(conn: sqlite3.Connection, observed: list[Observation], report: Report,
-                 progress: Progress | None) -> set[str]:
+                 progress: Progress | None, extractors: Registry) -> set[str]:
     """A first index's newest sessions, up to FIRST_SLICE_BYTES, before anything else but the
     dictionary: before the other files' headers are read (4 s at 5.5 GB from a cold page cache).
     Straight into the main full-text index, the newest session committed at once, the rest
@@ -52,7 +53,8 @@ def newest_first(conn: sqlite3.Connection, observed: list[Observation], report: 
     canonical = passes.canonical_files(head, infos)
     todo = [o for o in head if passes.to_apply(o, infos[o.path], canonical, None)]
     p = Pass(conn, FullText(conn), head, infos, canonical, {}, todo, False, progress,
-             phase=progress_mod.FIRST_INDEX, total=len(observed), commit_first=True)
+             phase=progress_mod.FIRST_INDEX, total=len(observed), commit_first=True,
+             extractors=extractors)
     passes.apply_all(p, report)
     return {o.path for o in todo}
 

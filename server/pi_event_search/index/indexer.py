@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from pi_event_search.index import firstload, ftsload, passes, store, writes
+from pi_event_search.index import firstload, ftsload, passes, registry, store, writes
 from pi_event_search.index import progress as progress_mod
 from pi_event_search.index.filestate import FileRow, FilesCache, Settled, known_files, quiet
 from pi_event_search.index.firstload import FIRST_SLICE_BYTES
@@ -20,6 +20,7 @@ from pi_event_search.index.passes import Pass, Progress, Report
 from pi_event_search.index.passscope import PassScope
 from pi_event_search.index.sessions import drop_session
 from pi_event_search.source.discovery import Observation, SessionDir, scan
+from pi_event_search.source.extractors import EMPTY, Registry
 
 __all__ = ["FIRST_SLICE_BYTES", "Progress", "Report", "refresh", "refresh_paths"]
 
@@ -28,11 +29,15 @@ PUBLISH_FILES = 50  # a refresh of this many files says how far it has come
 
 
 def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
-            progress: Progress | None = None, files: FilesCache | None = None) -> Report:
+            progress: Progress | None = None, files: FilesCache | None = None,
+            extractors: Registry | None = EMPTY) -> Report:
     """Bring the index up to date with what is on disk now. A first index (or a rebuild) applies
     the newest sessions first and commits them as it goes: they answer searches within a second
-    or two, while the rest goes on at the bulk load's speed (docs/process-model.md)."""
+    or two, while the rest goes on at the bulk load's speed (docs/process-model.md).
+    `extractors`: this writer's registry, made the index's first (None: the index's; both
+    registry.py)."""
     ftsload.wait_for_other_loader(conn)
+    projecting, _ = registry.reconcile(conn, extractors)
     observed, unavailable = scan(dirs)
     roots = {d.path for d in dirs}
     report = Report(files=len(observed))
@@ -47,7 +52,8 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
         report.generation = store.generation(conn)
         return report
     with PassScope(conn) as scope:
-        _apply(conn, dirs, progress, report, observed, unavailable, known, settled, scope)
+        _apply(conn, dirs, progress, report, observed, unavailable, known, settled, scope,
+               projecting)
     report.generation = store.generation(conn)
     if progress is not None:
         progress(len(observed), len(observed), "")
@@ -56,13 +62,15 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
 
 def _apply(conn: sqlite3.Connection, dirs: list[SessionDir], progress: Progress | None,
            report: Report, observed: list[Observation], unavailable: set[str],
-           known: dict[str, FileRow], settled: Settled, scope: PassScope) -> None:
+           known: dict[str, FileRow], settled: Settled, scope: PassScope,
+           extractors: Registry) -> None:
     """A pass that has something to write: its resources belong to `scope` (passscope.py)."""
     roots = {d.path for d in dirs}
     pending = writes.bulk_pending(conn)
     fresh = not known
     first = fresh or (pending and firstload.slice_only(conn))  # the side load may take the rest
-    early = firstload.newest_first(conn, observed, report, progress) if fresh else set()
+    early = firstload.newest_first(conn, observed, report, progress, extractors) \
+        if fresh else set()
     if fresh:
         known, settled = known_files(conn)
     infos = passes.read_headers(observed, known)
@@ -76,7 +84,8 @@ def _apply(conn: sqlite3.Connection, dirs: list[SessionDir], progress: Progress 
     phase = progress_mod.FIRST_INDEX if first or (pending and not settled.indexed) \
         else progress_mod.REBUILD if bulk else progress_mod.REFRESH
     p = Pass(conn, FullText(conn), observed, infos, canonical, known, todo, bulk, progress,
-             phase=phase if bulk or len(todo) >= PUBLISH_FILES else None)
+             phase=phase if bulk or len(todo) >= PUBLISH_FILES else None,
+             extractors=extractors)
     if p.phase is not None and not fresh:  # readers know at once that a pass is under way
         with store.transaction(conn):
             progress_mod.publish(conn, p.phase, 0, len(todo))
@@ -94,11 +103,16 @@ def _apply(conn: sqlite3.Connection, dirs: list[SessionDir], progress: Progress 
         firstload.end_bulk(conn, scope, progress, len(observed))
 
 
-def refresh_paths(conn: sqlite3.Connection, paths: set[str]) -> Report | None:
+def refresh_paths(conn: sqlite3.Connection, paths: set[str],
+                  extractors: Registry | None = EMPTY) -> Report | None:
     """Apply just these files (a watcher's hint that they grew), when each is a known, indexed
     session file that still exists; None when only a full refresh can tell what happened (or
-    finish a bulk load: its full-text rows must go through its side database)."""
+    finish a bulk load: its full-text rows must go through its side database; or project again
+    the sessions a changed registry concerns)."""
     if conn.execute("SELECT 1 FROM meta WHERE key = 'fts_load'").fetchone() is not None:
+        return None
+    projecting, marked = registry.reconcile(conn, extractors)
+    if marked:
         return None
     observed: list[tuple[Observation, str]] = []
     for path in sorted(paths):
@@ -117,7 +131,7 @@ def refresh_paths(conn: sqlite3.Connection, paths: set[str]) -> Report | None:
     with writes.WriteBatch(conn, fulltext=fulltext) as batch:
         batch.begin()
         for obs, session_id in observed:
-            outcome = apply_file(conn, fulltext, obs, session_id)
+            outcome = apply_file(conn, fulltext, obs, session_id, extractors=projecting)
             report.count(outcome)
             batch.dirty |= outcome.change in ("appended", "rebuilt")
     report.generation = store.generation(conn)

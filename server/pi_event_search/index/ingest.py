@@ -20,6 +20,7 @@ from pi_event_search.index.prepare import ParsedFile, parse_open, prepare
 from pi_event_search.index.rows import SessionRows
 from pi_event_search.source import jsonl, tree
 from pi_event_search.source.discovery import RACY_NS, Observation
+from pi_event_search.source.extractors import Registry
 
 
 @dataclass(slots=True)
@@ -34,13 +35,14 @@ class Stale(Exception):
 
 
 def apply_file(conn: sqlite3.Connection, fts: FullText, obs: Observation, session_id: str,
-               ahead: ParsedFile | None = None) -> Outcome:
+               ahead: ParsedFile | None = None, *, extractors: Registry) -> Outcome:
     """Apply one file inside the caller's write transaction. No savepoint: FTS5 flushes its
     pending index at every savepoint, and nothing needs one (a Stale is raised before anything
     is written; any other error rolls the whole transaction back). `ahead`: the file as a
-    read-ahead thread parsed it, used when the file is rebuilt and has not changed since."""
+    read-ahead thread parsed it, used when the file is rebuilt and has not changed since.
+    `extractors`: the index's registry (registry.py), as the writer recorded it."""
     try:
-        return _apply(conn, fts, obs, session_id, ahead)
+        return _apply(conn, fts, obs, session_id, ahead, extractors)
     except Stale as exc:
         mark_stale(conn, obs.path, str(exc))
         return Outcome("stale", error=str(exc))
@@ -53,7 +55,7 @@ def mark_stale(conn: sqlite3.Connection, path: str, error: str) -> None:
 
 
 def _apply(conn: sqlite3.Connection, fts: FullText, obs: Observation, session_id: str,
-           ahead: ParsedFile | None) -> Outcome:
+           ahead: ParsedFile | None, extractors: Registry) -> Outcome:
     conn.execute("INSERT OR IGNORE INTO files (path, root, live, status) VALUES (?, ?, ?, 'new')",
                  (obs.path, obs.root, int(obs.live)))
     cp = conn.execute("SELECT dev, ino, size, mtime_ns, committed, lines, header_hash, last_off, "
@@ -77,9 +79,10 @@ def _apply(conn: sqlite3.Connection, fts: FullText, obs: Observation, session_id
                 return Outcome("unchanged")
             if _appended(fh, st, cp):
                 return _append(conn, fts, fh, st, obs, sess["sid"], cp["committed"],
-                               cp["lines"])
+                               cp["lines"], extractors)
         same = ahead is not None and ahead.stat is not None and _key(ahead.stat) == _key(st)
-        return _rebuild(conn, fts, fh, st, obs, session_id, ahead if same else None)
+        return _rebuild(conn, fts, fh, st, obs, session_id, ahead if same else None,
+                        extractors)
 
 
 def _key(st: os.stat_result) -> tuple[int, int, int, int]:
@@ -99,8 +102,9 @@ def _appended(fh: Any, st: os.stat_result, cp: sqlite3.Row) -> bool:
 
 
 def _rebuild(conn: sqlite3.Connection, fts: FullText, fh: Any, st: os.stat_result,
-             obs: Observation, session_id: str, ahead: ParsedFile | None) -> Outcome:
-    parsed = ahead or parse_open(fh, textcodec.packer(conn))
+             obs: Observation, session_id: str, ahead: ParsedFile | None,
+             extractors: Registry) -> Outcome:
+    parsed = ahead or parse_open(fh, textcodec.packer(conn), extractors)
     header, header_raw = parsed.header, parsed.header_raw
     if header is None or header_raw is None or header.get("id") != session_id:
         raise Stale(parsed.reason or "session header changed while indexing")
@@ -123,7 +127,8 @@ def _rebuild(conn: sqlite3.Connection, fts: FullText, fh: Any, st: os.stat_resul
 
 
 def _append(conn: sqlite3.Connection, fts: FullText, fh: Any, st: os.stat_result,
-            obs: Observation, sid: int, committed: int, lines: int) -> Outcome:
+            obs: Observation, sid: int, committed: int, lines: int, extractors: Registry
+            ) -> Outcome:
     chunk = jsonl.Chunk(end_offset=committed, end_line=lines)
     stream = jsonl.stream_records(fh, committed, lines + 1, st.st_size - committed, chunk)
     sess = conn.execute(
@@ -132,7 +137,7 @@ def _append(conn: sqlite3.Connection, fts: FullText, fh: Any, st: os.stat_result
     batch = SessionRows(conn, fts, sid, cwd, sess["entries"],
                         has_ids=(sess["version"] or 1) >= 2)
     batch.prev_id = leaf
-    for prep in prepare(stream, cwd, False, textcodec.packer(conn)):
+    for prep in prepare(stream, cwd, False, textcodec.packer(conn), extractors):
         batch.add(prep)
         batch.flush_when_full()
     states = _extended(conn, sid, leaf, batch)

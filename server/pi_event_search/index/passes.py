@@ -21,6 +21,7 @@ from pi_event_search.index.ingest import Outcome, apply_file, mark_stale
 from pi_event_search.index.progress import Eta
 from pi_event_search.index.readahead import ReadAhead, cores
 from pi_event_search.source.discovery import RACY_NS, HeaderInfo, Observation, read_header_info
+from pi_event_search.source.extractors import EMPTY, Registry
 
 # (files done, files in the pass, what is happening: bytes done of bytes to do and time left)
 Progress = Callable[[int, int, str], None]
@@ -63,6 +64,7 @@ class Pass:
     done: int = 0  # session files applied so far, of len(todo) (or of total when set)
     total: int = 0
     commit_first: bool = False  # commit right after the first session file applied
+    extractors: Registry = EMPTY  # the registry the index records (registry.py)
 
 
 def _read_ahead(p: Pass) -> ReadAhead | None:
@@ -72,7 +74,7 @@ def _read_ahead(p: Pass) -> ReadAhead | None:
     paths = [o.path for o in p.observed if o.path in todo and is_fresh(p.known.get(o.path))]
     if cores() < 2 or len(paths) < 2:
         return None
-    return ReadAhead(paths, textcodec.packer(p.conn))
+    return ReadAhead(paths, textcodec.packer(p.conn), p.extractors)
 
 
 @contextmanager
@@ -123,7 +125,7 @@ def _apply_one(p: Pass, batch: writes.WriteBatch, obs: Observation) -> None:
     else:
         parsed = p.ahead.take(obs.path) if p.ahead is not None else None
         outcome = p.outcomes[obs.path] = apply_file(p.conn, p.fulltext, obs, info.session_id,
-                                                    parsed)
+                                                    parsed, extractors=p.extractors)
         batch.dirty |= outcome.change in ("appended", "rebuilt")
         p.eta.add(obs.size)
         p.done += 1

@@ -14,6 +14,7 @@ from typing import Any, BinaryIO
 from pi_event_search.core.timestamps import epoch_ms
 from pi_event_search.index.textcodec import Packer
 from pi_event_search.source import jsonl
+from pi_event_search.source.extractors import Registry
 from pi_event_search.source.projection import Event, project
 
 
@@ -43,13 +44,13 @@ class ParsedFile:
 
 
 def prepare(records: Iterable[jsonl.Record], cwd: str | None, skip_header: bool,
-            packer: Packer) -> Iterator[Prepared]:
+            packer: Packer, extractors: Registry) -> Iterator[Prepared]:
     for rec in records:
         if skip_header and rec.line == 1 and rec.sub == 0:
             continue
         obj = rec.obj
         raw_id, raw_parent, ts = obj.get("id"), obj.get("parentId"), obj.get("timestamp")
-        event = project(obj, cwd)
+        event = project(obj, cwd, extractors=extractors)
         yield Prepared(
             rec.line, rec.offset, rec.sub, rec.line_hash,
             raw_id if isinstance(raw_id, str) and raw_id else None,
@@ -58,7 +59,7 @@ def prepare(records: Iterable[jsonl.Record], cwd: str | None, skip_header: bool,
             [packer.pack(f.text) for f in event.fragments], rec.alone)
 
 
-def parse_open(fh: BinaryIO, packer: Packer) -> ParsedFile:
+def parse_open(fh: BinaryIO, packer: Packer, extractors: Registry) -> ParsedFile:
     """A whole file, from an open handle, as a stream: `records` yields entries one by one and
     `chunk` receives offsets and bad lines as they pass (the header decides the cwd for paths)."""
     size = os.fstat(fh.fileno()).st_size
@@ -68,7 +69,7 @@ def parse_open(fh: BinaryIO, packer: Packer) -> ParsedFile:
     chunk = jsonl.Chunk(end_offset=0, end_line=0)
     cwd = jsonl.header_cwd(header)
     stream = jsonl.stream_records(fh, 0, 1, size, chunk)
-    return ParsedFile(header, header_raw, reason, chunk, prepare(stream, cwd, True, packer))
+    return ParsedFile(header, header_raw, reason, chunk, prepare(stream, cwd, True, packer, extractors))
 
 
 def sample_texts(paths: list[str], files: int = 64, head: int = 256 << 10) -> list[str]:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 from pi_event_search.index.prepare import ParsedFile, Prepared, parse_open
 from pi_event_search.index.textcodec import Packer
+from pi_event_search.source.extractors import Registry
 
 
 def cores() -> int:
@@ -36,8 +37,9 @@ class ReadAhead:
     `depth` batches in flight). An error in the thread is raised in the writer, from the file's
     records, exactly where an inline parse would raise it."""
 
-    def __init__(self, paths: list[str], packer: Packer, depth: int = 16) -> None:
-        self.paths, self.packer = paths, packer
+    def __init__(self, paths: list[str], packer: Packer, extractors: Registry,
+                 depth: int = 16) -> None:
+        self.paths, self.packer, self.extractors = paths, packer, extractors
         self.pos = {p: i for i, p in enumerate(paths)}
         self.next = 0  # index of the next file the writer may take
         self.q: queue.Queue[tuple[int, object]] = queue.Queue(depth)
@@ -68,7 +70,7 @@ class ReadAhead:
             try:
                 with open(path, "rb") as fh:  # read-only, never written
                     st = os.fstat(fh.fileno())  # before reading, as the writer's own path does
-                    parsed = parse_open(fh, self.packer)
+                    parsed = parse_open(fh, self.packer, self.extractors)
                     parsed.stat = st
                     records, parsed.records = parsed.records, iter(())
                     started = self._put((i, parsed))

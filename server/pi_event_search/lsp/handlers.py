@@ -27,8 +27,10 @@ from pi_event_search.lsp.params import (
     read_params,
     reindex_paths,
     search_params,
+    sessions_params,
 )
 from pi_event_search.lsp.server import PiEventServer
+from pi_event_search.query.groups import GroupPage
 from pi_event_search.query.parse import QueryTooLong
 from pi_event_search.query.search import Filters, Page, StaleCursor
 from pi_event_search.service.engine import REINDEX_WAIT
@@ -90,10 +92,20 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
 
     @ls.feature("piEvents/search")
     @errors
-    async def search(ls: PiEventServer, params: Any) -> wire.SearchResult:
+    async def search(ls: PiEventServer, params: Any
+                     ) -> wire.SearchResult | wire.GroupedResult:
         p = search_params(params)
         engine = await ls.ready_engine()
         scope = ls.scope(p.current)
+        if p.group_by is not None:
+            def grouped() -> tuple[GroupPage, wire.Indexing | None]:
+                return (engine.search_groups(p.query, p.filters, scope, limit=p.limit,
+                                             cursor=p.cursor, prefix_last=p.prefix_last,
+                                             reveal_secrets=ls.settings.reveal_secrets),
+                        engine.indexing())
+
+            found, now = await ls.run_blocking(grouped)
+            return {"sessions": found.groups, "nextCursor": found.next_cursor, "indexing": now}
 
         def run() -> tuple[Page, wire.Indexing | None]:  # one thread hop, not two
             return (engine.search(p.query, p.filters, scope, limit=p.limit, cursor=p.cursor,
@@ -101,6 +113,14 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
 
         page, indexing = await ls.run_blocking(run)
         return {"hits": page.hits, "nextCursor": page.next_cursor, "indexing": indexing}
+
+    @ls.feature("piEvents/sessions")
+    @errors
+    async def sessions(ls: PiEventServer, params: Any) -> wire.SessionsResult:
+        p = sessions_params(params)
+        return await ls.run_blocking((await ls.ready_engine()).sessions, p.filters,
+                                     ls.scope(p.current), limit=p.limit, cursor=p.cursor,
+                                     reveal_secrets=ls.settings.reveal_secrets)
 
     @ls.feature(t.WORKSPACE_SYMBOL)
     @errors
@@ -150,8 +170,8 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
         if ls.engine is None:  # opening, or failed: status answers in every state, at once
             return ls.status_unopened()
         result = await ls.run_blocking((await ls.ready_engine()).status, ls.scope())
-        result["index"]["indexing"] = ls.indexing
         result["server"] = await ls.run_blocking(ls.server_state)
+        result["index"]["indexing"] = result["server"]["state"] == "indexing"
         return result
 
     @ls.feature("piEvents/reindex")

@@ -74,16 +74,29 @@ class SearchParams:
     cursor: str | None
     prefix_last: bool
     current: tuple[str, str | None] | None
+    group_by: str | None = None  # "session": the results grouped by session
+
+
+GROUP_BY = ("session",)
 
 
 def search_params(params: Any) -> SearchParams:
     d = _obj(params)
     query = _str(d, "query", "") or ""
+    group_by = _str(d, "groupBy")
+    if group_by is not None and group_by not in GROUP_BY:
+        raise BadParams(f"groupBy must be {' or '.join(map(repr, GROUP_BY))} (or null)")
+    return SearchParams(query, filters_of(d), _int(d, "limit", 20, 1, 200), _str(d, "cursor"),
+                        _bool(d, "prefixLast"), current_session(d), group_by)
+
+
+def filters_of(d: dict[str, Any]) -> Filters:
+    """The `filters` object of a search or a sessions list."""
     f = d.get("filters") or {}
     if not isinstance(f, dict):
         raise BadParams("filters must be an object")
     try:
-        filters = Filters(
+        return Filters(
             session_id=_str(f, "sessionId"), cwd=_str(f, "cwd"), kinds=_strs(f, "kind"),
             roles=_strs(f, "role"), tools=_strs(f, "tool"),
             since_ms=parse_time(_str(f, "since"), "filters.since"),
@@ -93,8 +106,21 @@ def search_params(params: Any) -> SearchParams:
             secrets=_bool(f, "secrets"))
     except EngineError as exc:
         raise BadParams(str(exc)) from exc
-    return SearchParams(query, filters, _int(d, "limit", 20, 1, 200), _str(d, "cursor"),
-                        _bool(d, "prefixLast"), current_session(d))
+
+
+@dataclass(slots=True)
+class SessionsParams:
+    filters: Filters
+    limit: int
+    cursor: str | None
+    current: tuple[str, str | None] | None
+
+
+def sessions_params(params: Any) -> SessionsParams:
+    """`piEvents/sessions` {limit?, cursor?, filters?, currentSession?}."""
+    d = _obj(params)
+    return SessionsParams(filters_of(d), _int(d, "limit", 50, 1, 200), _str(d, "cursor"),
+                          current_session(d))
 
 
 def current_session(d: dict[str, Any]) -> tuple[str, str | None] | None:

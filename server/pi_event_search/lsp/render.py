@@ -18,6 +18,7 @@ KIND_TAGS = {
     "summary.compaction": ("compaction", t.SymbolKind.Namespace),
     "summary.branch": ("branch", t.SymbolKind.Namespace),
     "custom.message": ("custom", t.SymbolKind.Object),
+    "custom.entry": ("entry", t.SymbolKind.Struct),
     "session.name": ("name", t.SymbolKind.Module),
 }
 HOVER_LINES = 12

@@ -26,7 +26,7 @@ from pi_event_search import __version__
 from pi_event_search.core import wire
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.errors import EngineError
-from pi_event_search.core.locations import default_index_path, pi_sessions_dir
+from pi_event_search.core.locations import default_index_path, extractors_file, pi_sessions_dir
 from pi_event_search.core.wire import IndexChanged
 from pi_event_search.index.indexer import Report
 from pi_event_search.index.store import SCHEMA_VERSION
@@ -37,6 +37,7 @@ from pi_event_search.service.engine import OPENING, Engine, IndexOpening
 from pi_event_search.service.lease import POLL as LEASE_POLL
 from pi_event_search.service.watch import watch_async
 from pi_event_search.source.discovery import default_dirs
+from pi_event_search.source.extractors import Registry, load_file
 
 T = TypeVar("T")
 OPEN_REQUEST_WAIT = 5.0  # seconds a request waits for the index to open before its error
@@ -59,9 +60,13 @@ class PiEventServer(LanguageServer):
         self.opened = asyncio.Event()  # the engine is open, or opening failed for good
         self.failed = False
         self.indexing = False
+        # Until this server has seen the index complete once (its own first pass, or as a reader
+        # the writer's), its counts may be those of an index not yet filled: status says indexing.
+        self.settled = False
         self.stop_watch = asyncio.Event()
         self.watch_task: asyncio.Task[None] | None = None
         self.background: asyncio.Task[None] | None = None
+        self.reindex_task: asyncio.Future[Report] | None = None
         self._warned: set[str] = set()
         self.folders_given = False  # the client opened with workspace folders (rootUri is legacy)
         self.write_pool = ThreadPoolExecutor(WRITE_THREADS, thread_name_prefix="pies-write")
@@ -86,6 +91,23 @@ class PiEventServer(LanguageServer):
         self.settings = settings.parse(options, self.settings)
         for warning in self.settings.warnings:
             self.warn_once(f"pi-event-search settings: {warning}")
+        engine = self.engine
+        if engine is not None and (registry := self.registry()) != engine.extractors:
+            # Searches and reads follow at once; the writer indexes it (only the sessions that
+            # hold the types concerned) in a pass of its own.
+            engine.extractors = registry
+            if engine.writer:
+                self.reindex_task = asyncio.ensure_future(self.index_now())
+
+    def registry(self) -> Registry | None:
+        """The extractor registry: the client's setting, else the user file's (None: it holds
+        nothing usable; the index's stays)."""
+        if self.settings.extractors is not None:
+            return self.settings.extractors
+        registry, warnings = load_file(extractors_file())
+        for warning in warnings:
+            self.warn_once(f"pi-event-search extractors: {warning}")
+        return registry
 
     def roots(self) -> list[str]:
         if self.settings.roots:
@@ -115,7 +137,7 @@ class PiEventServer(LanguageServer):
         delay = 0.05
         while not self.stop_watch.is_set():
             try:
-                self.engine = await asyncio.to_thread(Engine.open, index, dirs)
+                self.engine = await asyncio.to_thread(Engine.open, index, dirs, self.registry())
                 self.engine_error = None
                 if self.engine.recovered:
                     self.log(f"pi-event-search: {self.engine.recovered}", t.MessageType.Warning)
@@ -149,10 +171,15 @@ class PiEventServer(LanguageServer):
         if engine is None:
             state: Any = "failed" if self.failed else "opening"
         else:
-            state = "indexing" if self.indexing or engine.indexing() is not None else "ready"
+            state = "indexing" if self.busy() or engine.indexing() is not None else "ready"
         return {"state": state, "role": "writer" if engine and engine.writer else "reader",
                 "writerPid": engine.writer_pid() if engine else None,
                 "lastError": self.engine_error or (engine.writer_stalled() if engine else None)}
+
+    def busy(self) -> bool:
+        """Indexing, as status and indexChanged say it: a pass of this server's under way, or
+        none seen complete yet."""
+        return self.indexing or not self.settled
 
     def status_unopened(self) -> wire.StatusResult:
         """piEvents/status before the index is open (opening, or failed): what is known without
@@ -204,7 +231,7 @@ class PiEventServer(LanguageServer):
         try:
             result = await self._write(engine, engine.refresh, report, wait=wait)
         finally:
-            self.indexing = False
+            self.indexing, self.settled = False, True
             if progress:
                 self.work_done_progress.end(token, t.WorkDoneProgressEnd(message="done"))
         self.notify_changed(result)
@@ -268,6 +295,7 @@ class PiEventServer(LanguageServer):
                     generation = await asyncio.to_thread(engine.generation)
                     continue
                 seen = await asyncio.to_thread(self.follow, engine, generation)
+                self.settled = self.settled or seen is not None
                 if self.engine_error and self.engine_error.startswith(FOLLOWING):
                     self.engine_error = None  # read again: the error has passed
                 if seen != generation:  # on the event loop: pygls writes are not thread-safe

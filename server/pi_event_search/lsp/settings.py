@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_event_search.source import extractors
+
 
 @dataclass(frozen=True, slots=True)
 class Settings:
@@ -18,6 +20,8 @@ class Settings:
     # A person's editor setting: reads show credentials as recorded. The Pi extension never sends
     # it (a model must not see them), and nothing else turns it on.
     reveal_secrets: bool = False
+    # The extractor registry (source/extractors.py); None: the user file's.
+    extractors: extractors.Registry | None = None
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
 
@@ -70,6 +74,14 @@ def parse(options: Any, base: Settings | None = None) -> Settings:
             values[field_name] = flag
         elif flag is not None:
             warn.append(f"{key}: expected true or false; ignored")
+    raw = options.get("extractors")
+    if raw is not None:  # absent: as before; null: the user file's
+        registry, bad = extractors.parse(raw, "extractors")
+        warn += bad
+        if registry is not None:  # nothing valid in it: the registry before stays
+            values["extractors"] = registry
+    elif "extractors" in options:
+        values["extractors"] = None
     values["warnings"] = tuple(warn)
     return Settings(**values)
 
@@ -77,4 +89,4 @@ def parse(options: Any, base: Settings | None = None) -> Settings:
 def _fields(s: Settings) -> dict[str, Any]:
     return {"roots": s.roots, "session_dirs": s.session_dirs, "index_path": s.index_path,
             "current_session": s.current_session, "cutoff": s.cutoff, "watch": s.watch,
-            "reveal_secrets": s.reveal_secrets}
+            "reveal_secrets": s.reveal_secrets, "extractors": s.extractors}

@@ -25,7 +25,7 @@ from pi_event_search.query.parse import Parsed
 KIND_WEIGHTS = {
     "session.name": 2.0, "user.text": 1.5, "bash.command": 1.4, "tool.call": 1.3,
     "assistant.text": 1.2, "summary.compaction": 1.1, "summary.branch": 1.1,
-    "tool.result": 1.0, "bash.output": 1.0, "custom.message": 0.8,
+    "tool.result": 1.0, "bash.output": 1.0, "custom.message": 0.8, "custom.entry": 0.8,
 }
 COLUMN_WEIGHTS = (1.0, 0.5)  # fragment text, then meta (tool name, error state, custom type)
 CANDIDATES = 1000  # matching fragments per tier (README, Ranking)
@@ -47,12 +47,13 @@ class Position:
 
 @dataclass(frozen=True, slots=True)
 class Picked:
-    """One event chosen for a page: its evidence fragment and whether it matched only through an
-    inflection of a query word (tier 1)."""
+    """One event chosen for a page: its evidence fragment, whether it matched only through an
+    inflection of a query word (tier 1), and its session's row id (grouping by session)."""
 
     eid: int
     fid: int
     tier: int = 0
+    sid: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +91,8 @@ def _walk(conn: sqlite3.Connection, q: Query, at: Position
         events, lower = _tier(conn, q, match, below, phase)
         for i in range(skip, len(events)):
             rank += 1
-            eid, fid = events[i]
-            yield Picked(eid, fid, phase), Position(phase, below, i + 1, rank)
+            eid, fid, sid = events[i]
+            yield Picked(eid, fid, phase, sid), Position(phase, below, i + 1, rank)
         if lower is not None:
             below, skip = lower, 0
         elif phase == 0 and q.parsed.inflected is not None:
@@ -100,12 +101,25 @@ def _walk(conn: sqlite3.Connection, q: Query, at: Position
             return
 
 
-def _tier(conn: sqlite3.Connection, q: Query, match: str, below: int, phase: int
-          ) -> tuple[list[tuple[int, int]], int | None]:
-    """The ranked (eid, fid) of the tier below `below`, and the next tier's bound (None when
-    this is the last tier). Phase 1 leaves out events that match the words as typed."""
+def walk(conn: sqlite3.Connection, q: Query, at: Position
+         ) -> Iterator[tuple[Picked, Position]]:
+    """Every event from `at` on in the one order, each with the position just after it (the
+    grouping by session reads the order this way)."""
+    return _walk(conn, q, at)
+
+
+def narrowed(q: Query, match: str) -> str:
+    """`match` narrowed inside FTS5 to the caller's places and the filtered tools: the MATCH
+    expression every query of one ranking uses."""
     narrow = " AND ".join(x for x in (q.scope_fts, _tool_phrases(q.filters)) if x)
-    full = f"({match}) AND {narrow}" if narrow else match
+    return f"({match}) AND {narrow}" if narrow else match
+
+
+def _tier(conn: sqlite3.Connection, q: Query, match: str, below: int, phase: int
+          ) -> tuple[list[tuple[int, int, int]], int | None]:
+    """The ranked (eid, fid, sid) of the tier below `below`, and the next tier's bound (None
+    when this is the last tier). Phase 1 leaves out events that match the words as typed."""
+    full = narrowed(q, match)
     rows = _window(conn, full, q, f"fts.rowid < {int(below)}", CANDIDATES)
     lower = None
     if len(rows) >= CANDIDATES:
@@ -120,16 +134,16 @@ def _tier(conn: sqlite3.Connection, q: Query, match: str, below: int, phase: int
         return [], None
     scored = _scored(conn, match, rows)
     if phase == 1:
-        exact = _matching(conn, f"({q.parsed.match}) AND {narrow}" if narrow else
-                          str(q.parsed.match), rows)
+        exact = _matching(conn, narrowed(q, str(q.parsed.match)), rows)
         typed = {eid for fid, eid, *_ in rows if fid in exact}
         scored = [r for r in scored if r[1] not in typed]
-    return _coalesce(scored), lower
+    sids = {eid: sid for _, eid, _, _, _, sid in rows}
+    return [(eid, fid, sids[eid]) for eid, fid in _coalesce(scored)], lower
 
 
 def _scored(conn: sqlite3.Connection, match: str, rows: list[tuple[Any, ...]]
             ) -> list[tuple[Any, ...]]:
-    """(fid, eid, kind, score, ts_ms) of a tier's rows.
+    """(fid, eid, kind, score, ts_ms) of a tier's rows (fid, eid, kind, size, ts_ms, sid).
 
     bm25 needs each phrase's document frequency, which FTS5 counts with a pass over every match
     in the index (2.4 ms for `error` at 1 GB, more for phrases and prefixes): a full tier of
@@ -138,14 +152,14 @@ def _scored(conn: sqlite3.Connection, match: str, rows: list[tuple[Any, ...]]
     FTS5 query over the tier's rowid range; the directory and tool phrases that narrowed the
     window are not scored)."""
     if len(rows) >= CANDIDATES:
-        avg = sum(size for _, _, _, size, _ in rows) / len(rows) or 1.0
+        avg = sum(size for _, _, _, size, _, _ in rows) / len(rows) or 1.0
         return [(fid, eid, kind, -2.2 / (1.3 + 0.9 * size / avg), ts)
-                for fid, eid, kind, size, ts in rows]
+                for fid, eid, kind, size, ts, _ in rows]
     fids = [fid for fid, *_ in rows]
     bm25 = dict(_tuples(conn).execute(
         f"SELECT rowid, bm25(fts, {COLUMN_WEIGHTS[0]}, {COLUMN_WEIGHTS[1]}) FROM fts "
         "WHERE fts MATCH ? AND rowid BETWEEN ? AND ?", (match, min(fids), max(fids))).fetchall())
-    return [(fid, eid, kind, bm25.get(fid, 0.0), ts) for fid, eid, kind, _, ts in rows]
+    return [(fid, eid, kind, bm25.get(fid, 0.0), ts) for fid, eid, kind, _, ts, _ in rows]
 
 
 def _matching(conn: sqlite3.Connection, match: str, rows: list[tuple[Any, ...]]) -> set[int]:
@@ -172,7 +186,7 @@ def _tool_phrases(f: Filters) -> str | None:
 
 def _window(conn: sqlite3.Connection, match: str, q: Query, rowids: str, limit: int | None
             ) -> list[tuple[Any, ...]]:
-    """(fid, eid, kind, size, ts_ms) of the visible, filtered matching fragments in a rowid
+    """(fid, eid, kind, size, ts_ms, sid) of the visible, filtered matching fragments in a rowid
     range, newest first (SQLite drives from FTS5 and stops at the limit). The size is the stored
     text's (compressed text counted at 2.5 characters a byte), read from the record header
     without loading the text."""
@@ -180,7 +194,8 @@ def _window(conn: sqlite3.Connection, match: str, q: Query, rowids: str, limit: 
     extra = (" AND " + " AND ".join(kind_where)) if kind_where else ""
     sql = f"""
       SELECT f.fid, f.eid, f.kind,
-             length(f.text) * (CASE typeof(f.text) WHEN 'blob' THEN 2.5 ELSE 1.0 END), e.ts_ms
+             length(f.text) * (CASE typeof(f.text) WHEN 'blob' THEN 2.5 ELSE 1.0 END), e.ts_ms,
+             e.sid
       FROM fts JOIN fragments f ON f.fid = fts.rowid JOIN events e ON e.eid = f.eid
       JOIN sessions s ON s.sid = e.sid
       WHERE fts MATCH ? AND {rowids} AND {' AND '.join(q.where)}{extra}
@@ -189,8 +204,9 @@ def _window(conn: sqlite3.Connection, match: str, q: Query, rowids: str, limit: 
 
 
 def fragment_filters(f: Filters) -> tuple[list[str], list[Any]]:
-    """Clauses on the fragment `f`: its kind, and not a call or result of an excluded tool (the
-    fragment's meta is the tool's name, with " error" after a failed result's)."""
+    """Clauses on the fragment `f`: its kind, not a call or result of an excluded tool (the
+    fragment's meta is the tool's name, with " error" after a failed result's), and no custom
+    entry's text of a type outside the server's registry (its meta is the custom type)."""
     where: list[str] = []
     params: list[Any] = []
     if f.kinds:
@@ -201,6 +217,9 @@ def fragment_filters(f: Filters) -> tuple[list[str], list[Any]]:
         where.append("NOT (f.kind IN ('tool.call', 'tool.result') "
                      f"AND f.meta IN ({','.join('?' * len(names))}))")
         params += names
+    where.append(f"(f.kind <> 'custom.entry' OR f.meta IN "
+                 f"({','.join('?' * len(f.custom_types))}))")
+    params += f.custom_types
     return where, params
 
 

@@ -7,6 +7,8 @@ pages and counts only ever see what the caller may see.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -16,7 +18,7 @@ from pi_event_search.core.cursors import StaleCursor as StaleCursor  # its home;
 from pi_event_search.core.filters import Filters as Filters  # its home; imported from here too
 from pi_event_search.core.wire import Hit
 from pi_event_search.index import store
-from pi_event_search.query.asof import as_of, unfiltered
+from pi_event_search.query.asof import AsOf, as_of, unfiltered
 from pi_event_search.query.filepaths import relative_tail, targets
 from pi_event_search.query.parse import Parsed, parse
 from pi_event_search.query.prefixes import expand
@@ -88,49 +90,73 @@ def _file_clause(conn: sqlite3.Connection, path: str, scope: Scope, params: list
     return f"EXISTS (SELECT 1 FROM file_refs r WHERE r.eid = e.eid AND ({cond}))"
 
 
+@dataclass(slots=True)
+class Question:
+    """One search as its queries see it: the parsed text, the WHERE clauses on `e` and `s` (the
+    caller's scope and the filters) and the ranking (None when the text has no searchable term:
+    the newest events are listed instead)."""
+
+    parsed: Parsed
+    filters: Filters
+    where: list[str]
+    params: list[Any]
+    own: AsOf | None  # the caller's own session, as of its cutoff
+    ranking: Query | None
+
+
+def question(conn: sqlite3.Connection, parsed: Parsed, filters: Filters, scope: Scope
+             ) -> Question:
+    own = as_of(conn, scope, filters.session_id)
+    where, params = event_filters(conn, unfiltered(filters) if own else filters, scope)
+    if own:
+        own.filter_sql(filters, where, params)
+    ranking = None if parsed.match is None else Query(
+        expand(conn, parsed), filters, where, params, scope.fts_filter())
+    return Question(parsed, filters, where, params, own, ranking)
+
+
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction: a page, its hits and the generation come from one snapshot, so a
+    writer committing in between can neither shift a page nor swap a fragment under a fid."""
+    mine = not conn.in_transaction
+    if mine:
+        conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if mine and conn.in_transaction:
+            conn.execute("COMMIT")
+
+
 def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope, *,
            limit: int = 20, cursor: str | None = None, prefix_last: bool = False) -> Page:
     limit = max(1, min(limit, MAX_LIMIT))
     parsed = parse(query, prefix_last=prefix_last)
     key = cursors.key(query, asdict(filters), scope.roots, scope.current_session, scope.cutoff,
                       prefix_last)
-    # One read transaction: the page, its hits and the generation come from one snapshot, so a
-    # writer committing in between can neither shift a page nor swap a fragment under a fid.
-    mine = not conn.in_transaction
-    if mine:
-        conn.execute("BEGIN")
-    try:
+    with snapshot(conn):
         gen = store.generation(conn)
         at = cursors.decode(cursor, key, gen, other="query or filters",
                             again="search") if cursor else ()
-        own = as_of(conn, scope, filters.session_id)  # the caller's own session, as of its cutoff
-        where, params = event_filters(conn, unfiltered(filters) if own else filters, scope)
-        if own:
-            own.filter_sql(filters, where, params)
-        if parsed.match is None:
+        q = question(conn, parsed, filters, scope)
+        if q.ranking is None:
             if query.strip():
                 return Page([], None)
-            offset = _position(at, 1)[0]
-            picked = _recent(conn, filters, where, params, limit + 1, offset)
+            offset = position(at, 1)[0]
+            picked = _recent(conn, filters, q.where, q.params, limit + 1, offset)
             after: tuple[int, ...] | None = (offset + limit,) if len(picked) > limit else None
             picked = picked[:limit]
         else:
-            start = Position(*_position(at, 4)) if at else Position()
+            start = Position(*position(at, 4)) if at else Position()
             offset = start.rank
-            q = Query(expand(conn, parsed), filters, where, params, scope.fts_filter())
-            picked, end = ranked(conn, q, start, limit)
+            picked, end = ranked(conn, q.ranking, start, limit)
             after = None if end is None else (end.phase, end.below, end.skip, end.rank)
-        hits = _hits(conn, picked, parsed, where, params, offset, scope)
-        if own:
-            for hit in hits:
-                own.patch(hit)
-    finally:
-        if mine and conn.in_transaction:
-            conn.execute("COMMIT")
+        hits = hits_of(conn, q, picked, range(offset, offset + len(picked)), scope)
     return Page(hits, cursors.encode(key, gen, *after) if after else None)
 
 
-def _position(at: tuple[int, ...], size: int) -> tuple[int, ...]:
+def position(at: tuple[int, ...], size: int) -> tuple[int, ...]:
     """A cursor's position, checked to have the shape this kind of page uses."""
     if not at:
         return (0,) * size
@@ -139,39 +165,47 @@ def _position(at: tuple[int, ...], size: int) -> tuple[int, ...]:
     return at
 
 
-def _recent(conn: sqlite3.Connection, f: Filters, where: list[str], params: list[Any],
-            limit: int, offset: int) -> list[Picked]:
-    """Empty query: the newest events passing the filters, evidence = their first fragment."""
+def recent_sql(f: Filters, where: list[str], params: list[Any]) -> tuple[str, list[Any]]:
+    """Empty query: the newest events passing the filters (eid, sid and fid = the evidence,
+    their first fragment passing the fragment filters), newest first, then the higher eid."""
     kind_where, kind_params = fragment_filters(f)
     kinds = (" AND " + " AND ".join(kind_where)) if kind_where else ""
     sql = f"""
-      SELECT e.eid,
+      SELECT e.eid AS eid, e.sid AS sid,
         (SELECT f.fid FROM fragments f WHERE f.eid = e.eid{kinds} ORDER BY f.fid LIMIT 1) AS fid
       FROM events e JOIN sessions s ON s.sid = e.sid
       WHERE {' AND '.join(where)} AND fid IS NOT NULL
-      ORDER BY e.ts_ms DESC, e.eid DESC LIMIT ? OFFSET ?"""
-    rows = conn.execute(sql, [*kind_params, *params, limit, offset]).fetchall()
+      ORDER BY e.ts_ms DESC, e.eid DESC"""
+    return sql, [*kind_params, *params]
+
+
+def _recent(conn: sqlite3.Connection, f: Filters, where: list[str], params: list[Any],
+            limit: int, offset: int) -> list[Picked]:
+    sql, values = recent_sql(f, where, params)
+    rows = conn.execute(f"{sql} LIMIT ? OFFSET ?", [*values, limit, offset]).fetchall()
     return [Picked(r["eid"], r["fid"]) for r in rows]
 
 
-def _hits(conn: sqlite3.Connection, picked: list[Picked], parsed: Parsed, where: list[str],
-          params: list[Any], offset: int, scope: Scope) -> list[Hit]:
-    """The page's hits in one query (the same predicate again), snippets cut for them only."""
+def hits_of(conn: sqlite3.Connection, q: Question, picked: list[Picked], ranks: Iterable[int],
+            scope: Scope) -> list[Hit]:
+    """The hits of these picked events in one query (the same predicate again), snippets cut
+    for them only; `ranks`: each one's 0-based position in the whole order (its score)."""
     if not picked:
         return []
+    parsed = q.parsed
     sql = f"""
       SELECT f.fid AS fid, f.frag AS frag, f.kind AS kind, f.text AS text, {EVENT_COLUMNS}
       FROM fragments f JOIN events e ON e.eid = f.eid JOIN sessions s ON s.sid = e.sid
-      WHERE f.fid IN ({','.join('?' * len(picked))}) AND {' AND '.join(where)}"""
-    rows = {r["fid"]: r for r in conn.execute(sql, [*(p.fid for p in picked), *params])}
+      WHERE f.fid IN ({','.join('?' * len(picked))}) AND {' AND '.join(q.where)}"""
+    rows = {r["fid"]: r for r in conn.execute(sql, [*(p.fid for p in picked), *q.params])}
     names: dict[str, str | None] = {}
     hits = []
-    for i, p in enumerate(picked):
+    for p, rank in zip(picked, ranks, strict=True):
         r = rows.get(p.fid)
         if r is None:
             continue
         words = parsed.forms if p.tier else parsed.words
-        score = 0.0 if parsed.match is None else 1.0 / (1 + offset + i)
+        score = 0.0 if parsed.match is None else 1.0 / (1 + rank)
         # bm25 draws on statistics of the whole index, sessions the caller may not see
         # included: its value would tell how often a term occurs there. The score shown is the
         # rank, nothing more.
@@ -179,7 +213,8 @@ def _hits(conn: sqlite3.Connection, picked: list[Picked], parsed: Parsed, where:
         sid = r["session_id"]
         if sid not in names:
             names[sid] = scope.session_name(conn, sid, r["session_name"])
-        hits.append(hit_from_row(
+        hit = hit_from_row(
             r, fragment_id=r["frag"], kind=r["kind"], score=score, session_name=names[sid],
-            snippet=snippet(r["text"], words, parsed.prefix, terms, conn)))
+            snippet=snippet(r["text"], words, parsed.prefix, terms, conn))
+        hits.append(q.own.patch(hit) if q.own else hit)
     return hits

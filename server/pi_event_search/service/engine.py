@@ -11,7 +11,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,6 +25,7 @@ from pi_event_search.core.wire import (
     LineOriginResult,
     ReadResult,
     SecretsResult,
+    SessionsResult,
     Source,
     StatusResult,
     TraceResult,
@@ -36,13 +37,16 @@ from pi_event_search.events.reader import read_event
 from pi_event_search.events.trace import trace_event
 from pi_event_search.files.filehistory import History, file_history
 from pi_event_search.files.lineorigin import line_origin
-from pi_event_search.index import damage, indexer, locks, progress, store, textcodec, writes
+from pi_event_search.index import damage, indexer, locks, progress, registry, store, textcodec, writes
 from pi_event_search.index.filestate import FilesCache
 from pi_event_search.index.status import status
+from pi_event_search.query.groups import GroupPage, grouped
 from pi_event_search.query.search import Filters, Page, search
+from pi_event_search.query.sessionlist import sessions
 from pi_event_search.service.lease import Lease, LeaseLost
 from pi_event_search.source import jsonl
 from pi_event_search.source.discovery import SessionDir, default_dirs, scan
+from pi_event_search.source.extractors import EMPTY, Registry
 
 READ_REFRESH_WAIT = 1.0  # seconds a read waits for the index held by an indexing pass
 REINDEX_WAIT = 10.0  # seconds a reader's piEvents/reindex waits for the writer to index paths
@@ -76,9 +80,14 @@ class Engine:
     connection: it alone refreshes. Every process reads through per-thread read-only connections
     that see the writer's commits at once (docs/process-model.md)."""
 
-    def __init__(self, index_path: Path, dirs: list[SessionDir]) -> None:
+    def __init__(self, index_path: Path, dirs: list[SessionDir],
+                 extractors: Registry | None = EMPTY) -> None:
         self.index_path = index_path
         self.dirs = dirs
+        # This process's extractor registry: what it indexes when it writes (index/registry.py),
+        # and the only custom types whose `custom.entry` text it shows, whoever indexed them.
+        # None (its setting held nothing usable): the index's own, whatever it is.
+        self.extractors = extractors
         self.lease = Lease(index_path)
         self._conn: sqlite3.Connection | None = None  # the write connection, while the writer
         self._files = FilesCache()  # what the last pass left in the files table (idle refreshes)
@@ -109,7 +118,8 @@ class Engine:
             raise
 
     @staticmethod
-    def open(index_path: Path | None, extra_dirs: list[str]) -> Engine:
+    def open(index_path: Path | None, extra_dirs: list[str],
+             extractors: Registry | None = EMPTY) -> Engine:
         """Every error ends in one of two: IndexOpening (it may pass: busy, locked, a full disk;
         retry) or IndexRefused (it will not: say why). A damaged index at a path this project
         manages is moved aside and a new one is opened in its place."""
@@ -118,14 +128,14 @@ class Engine:
         dirs = default_dirs(locations.pi_sessions_dir(), extra_dirs)
         ino = damage.inode(path)
         try:
-            return _open(path, dirs)
+            return _open(path, dirs, extractors)
         except IndexDamaged as exc:
             if not damage.managed(path, default):
                 raise IndexRefused(f"{path} is damaged ({exc}) and was not created by "
                                    "pi-event-search: move it away, or choose another index "
                                    "path") from exc
             moved = _classified(path, lambda: damage.move_aside(path, ino))
-        engine = _open(path, dirs)
+        engine = _open(path, dirs, extractors)
         if moved is not None:
             engine.recovered = _recovered(path, moved)
         return engine
@@ -232,7 +242,8 @@ class Engine:
                 return self._as_read()
             assert self._conn is not None
             try:
-                return self._writing(lambda c: indexer.refresh(c, self.dirs, progress, self._files))
+                return self._writing(lambda c: indexer.refresh(
+                    c, self.dirs, progress, self._files, self.extractors))
             except LeaseLost:
                 return self._as_read()
             finally:
@@ -264,7 +275,7 @@ class Engine:
         try:
             if (self._conn is not None or not self.keep_lease) and self.take_writer():
                 with contextlib.suppress(LeaseLost):
-                    self._writing(lambda c: indexer.refresh_paths(c, {path}))
+                    self._writing(lambda c: indexer.refresh_paths(c, {path}, self.extractors))
         finally:
             self._done_writing()
             self._write_lock.release()
@@ -280,9 +291,10 @@ class Engine:
                 self.wait_indexed(paths or None, REINDEX_WAIT)
                 return self._as_read()
             def run(conn: sqlite3.Connection) -> indexer.Report:
-                report = indexer.refresh_paths(conn, paths) if paths else None
+                report = indexer.refresh_paths(conn, paths, self.extractors) if paths else None
                 return report if report is not None \
-                    else indexer.refresh(conn, self.dirs, files=self._files)
+                    else indexer.refresh(conn, self.dirs, files=self._files,
+                                         extractors=self.extractors)
             try:
                 return self._writing(run)
             except LeaseLost:
@@ -380,16 +392,42 @@ class Engine:
 
     def search(self, query: str, filters: Filters, scope: Scope, *, limit: int = 20,
                cursor: str | None = None, prefix_last: bool = False) -> Page:
-        # Text from argv (surrogate escapes) or JSON (lone \uD800) may hold lone surrogates.
-        clean = {f.name: _valid(getattr(filters, f.name)) for f in fields(filters)}
-        return self._reading(lambda c: search(
-            c, jsonl.valid_text(query), Filters(**clean), scope, limit=limit,
-            cursor=cursor if cursor is None else jsonl.valid_text(cursor),
-            prefix_last=prefix_last))
+        query, filters, cursor = _cleaned(query, filters, cursor)
+        return self._reading(lambda c: search(c, query, self._registered(c, filters), scope,
+                                              limit=limit, cursor=cursor, prefix_last=prefix_last))
+
+    def search_groups(self, query: str, filters: Filters, scope: Scope, *, limit: int = 20,
+                      cursor: str | None = None, prefix_last: bool = False,
+                      reveal_secrets: bool = False) -> GroupPage:
+        """The search's results grouped by session (query/groups.py)."""
+        query, filters, cursor = _cleaned(query, filters, cursor)
+        return self._reading(lambda c: grouped(c, query, self._registered(c, filters), scope,
+                                               limit=limit, cursor=cursor, prefix_last=prefix_last,
+                                               reveal=reveal_secrets))
+
+    def sessions(self, filters: Filters, scope: Scope, *, limit: int = 50,
+                 cursor: str | None = None, reveal_secrets: bool = False) -> SessionsResult:
+        """The sessions list, newest first (query/sessionlist.py)."""
+        _, filters, cursor = _cleaned("", filters, cursor)
+        found, after = self._reading(lambda c: sessions(c, self._registered(c, filters), scope,
+                                                        limit=limit, cursor=cursor,
+                                                        reveal=reveal_secrets))
+        return {"sessions": found, "nextCursor": after}
+
+    def _registered(self, conn: sqlite3.Connection, filters: Filters) -> Filters:
+        """Custom entries are found only for the types of this process's own registry."""
+        return replace(filters, custom_types=list(self.extractors_for(conn).types))
 
     def read(self, ref: str | Ref, scope: Scope, **kw: Any) -> ReadResult:
         target = ref if isinstance(ref, Ref) else Ref.parse(ref)
-        return self._reading(lambda c: read_event(c, self.refresh_file, target, scope, **kw))
+        return self._reading(lambda c: read_event(c, self.refresh_file, target, scope,
+                                                  extractors=self.extractors_for(c), **kw))
+
+    def extractors_for(self, conn: sqlite3.Connection) -> Registry:
+        """The registry this process shows custom entries of: its own, else the index's."""
+        if self.extractors is not None:
+            return self.extractors
+        return registry.recorded(conn) or EMPTY
 
     def trace(self, ref: str | Ref, scope: Scope) -> TraceResult:
         target = ref if isinstance(ref, Ref) else Ref.parse(ref)
@@ -425,6 +463,14 @@ class Engine:
             self._users = None
 
 
+def _cleaned(query: str, filters: Filters, cursor: str | None
+             ) -> tuple[str, Filters, str | None]:
+    """Text from argv (surrogate escapes) or JSON (lone \\uD800) may hold lone surrogates."""
+    clean = {f.name: _valid(getattr(filters, f.name)) for f in fields(filters)}
+    return (jsonl.valid_text(query), Filters(**clean),
+            cursor if cursor is None else jsonl.valid_text(cursor))
+
+
 def _recovered(path: Path, moved: Path) -> str:
     return f"the index {path} was damaged; it was moved aside to {moved} and is being rebuilt"
 
@@ -446,5 +492,5 @@ def _classified(path: Path, run: Callable[[], T]) -> T:
                else IndexRefused(what)) from exc
 
 
-def _open(path: Path, dirs: list[SessionDir]) -> Engine:
-    return _classified(path, lambda: Engine(path, dirs))
+def _open(path: Path, dirs: list[SessionDir], extractors: Registry | None) -> Engine:
+    return _classified(path, lambda: Engine(path, dirs, extractors))

@@ -1,6 +1,7 @@
 """Pure projection of one Pi entry into one event, its searchable fragments, relations and file evidence.
 
-No I/O and no storage here. Thinking, images, signatures and extension payloads never become text;
+No I/O and no storage here. Thinking, images, signatures and extension payloads never become text
+(but the strings an extractor registry names in a `custom` entry's data: extractors.py);
 `omissions` lists them so exact reads can say what was left out.
 """
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_event_search.core import secrets
+from pi_event_search.source.extractors import EMPTY, Registry
 from pi_event_search.source.pitools import file_evidence, normalize_arguments, resolve_path, text_of
 
 # Oversized fragments keep a head and a tail. The marker holds ordinary tokens, so a phrase can
@@ -62,7 +64,11 @@ class Event:
 
     @property
     def preview(self) -> str:
+        """The stored preview of the event's nodes (read neighbours, trace). Never a custom entry's
+        text: the index holds the writer's, and each process shows its own registry's only."""
         for frag in self.fragments:
+            if frag.kind == "custom.entry":
+                continue
             text = " ".join(frag.text[: PREVIEW_CHARS * 2].split())
             if text:
                 return text[:PREVIEW_CHARS] + ("…" if len(text) > PREVIEW_CHARS else "")
@@ -83,14 +89,17 @@ def _s(value: Any) -> str | None:
 
 
 def project(entry: dict[str, Any], cwd: str | None, *, bounded: bool = True,
-            reveal: bool = False) -> Event:
+            reveal: bool = False, extractors: Registry = EMPTY) -> Event:
     """Entry -> Event, its texts scrubbed (core/secrets.py: credentials masked unless `reveal`,
-    controls stripped). `bounded=False` keeps full texts (exact reads)."""
+    controls stripped). `bounded=False` keeps full texts (exact reads). `extractors`: the custom
+    types whose data becomes `custom.entry` text."""
     entry_type = _s(entry.get("type")) or "unknown"
     event = Event(entry_type=entry_type, context_role=CONTEXT_ROLES.get(entry_type, "metadata"))
     handler = _HANDLERS.get(entry_type)
     if handler is not None:
         handler(event, entry, cwd or "")
+    elif entry_type == "custom":
+        _custom(event, entry, extractors)
     # Masked before the head and tail are cut: a private key across the cut is still one block.
     for frag in event.fragments:
         frag.text, kinds = secrets.scan(frag.text, reveal=reveal)
@@ -281,7 +290,17 @@ def _label(event: Event, entry: dict[str, Any], cwd: str) -> None:
         event.tree["label"] = _s(entry.get("label")) or ""
 
 
-def _custom(event: Event, entry: dict[str, Any], cwd: str) -> None:
+def _custom(event: Event, entry: dict[str, Any], extractors: Registry) -> None:
+    """An extension's state: searchable only through a registered extractor, each string it finds
+    one fragment, shown after the extractor's label. The type is kept (facts) so that a changed
+    registry finds the sessions to project again (index/registry.py)."""
+    custom_type = _s(entry.get("customType")) or ""
+    event.tree["customType"] = custom_type
+    extractor = extractors.get(custom_type)
+    if extractor is not None:
+        for n, text in enumerate(extractor.strings(entry.get("data"))):
+            event.fragments.append(Fragment(f"custom.entry:{n}", "custom.entry",
+                                            f"{extractor.label}: {text}", custom_type))
     if "data" in entry:
         event.omissions.append(Omission("data", "payload", len(text_of(entry["data"]))))
 
@@ -293,5 +312,4 @@ _HANDLERS = {
     "custom_message": _custom_message,
     "session_info": _session_info,
     "label": _label,
-    "custom": _custom,
 }

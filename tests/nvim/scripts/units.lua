@@ -21,7 +21,13 @@ H.run(function()
     root = function() end,
     keymaps = { definition = false },
   })))
-  config.set({ limit = 7, session_dirs = { "/arch" }, index_path = "/tmp/ix.sqlite3" })
+  H.put("extractor_errors", select(2, config.validate({ extractors = { "todo-state" } })))
+  config.set({
+    limit = 7,
+    session_dirs = { "/arch" },
+    index_path = "/tmp/ix.sqlite3",
+    extractors = { { customType = "todo-state", fields = { "title", "items.*.text" }, label = "Todos" } },
+  })
   H.check("config merges", config.options.limit == 7 and config.options.debounce == config.defaults.debounce)
   H.put("init_options", config.init_options("/w"))
   config.set({ limit = "x" })

@@ -23,6 +23,7 @@
 ---@field index_path string|nil         SQLite index path (`indexPath`); nil = server default
 ---@field watch boolean                 let the server follow the session directories
 ---@field reveal_secrets boolean        read views show credentials as recorded (`revealSecrets`)
+---@field extractors table[]|nil        extractor registry (`extractors`); nil = the user file's
 ---@field attach boolean                attach the client to every normal buffer (hover, gd on references)
 ---@field filetypes string[]|nil        restrict attaching to these filetypes (nil = any)
 ---@field max_filesize integer          do not attach to files larger than this many bytes
@@ -42,6 +43,7 @@ M.defaults = {
   index_path = nil,
   watch = true,
   reveal_secrets = false,
+  extractors = nil,
   attach = true,
   filetypes = nil,
   max_filesize = 1024 * 1024,
@@ -117,6 +119,20 @@ local rules = {
   },
   watch = { one_of({ true, false }), "a boolean" },
   reveal_secrets = { one_of({ true, false }), "a boolean" },
+  -- Each entry's shape is the server's to check (a bad entry: a warning, left out).
+  extractors = {
+    function(v)
+      return v == nil
+        or (
+          vim.islist(v)
+          and #v > 0
+          and vim.iter(v):all(function(e)
+            return type(e) == "table"
+          end)
+        )
+    end,
+    "nil or a non-empty list of {customType, fields, label}",
+  },
   attach = { one_of({ true, false }), "a boolean" },
   filetypes = {
     function(v)
@@ -200,7 +216,7 @@ function M.set(opts)
     else
       merged = vim.tbl_deep_extend("force", merged, layer or {})
       -- Lists replace, never merge element-wise.
-      for _, key in ipairs({ "cmd", "session_dirs", "filetypes" }) do
+      for _, key in ipairs({ "cmd", "session_dirs", "filetypes", "extractors" }) do
         if layer and layer[key] ~= nil then
           merged[key] = vim.deepcopy(layer[key])
         end
@@ -225,6 +241,9 @@ function M.init_options(root, cfg)
   end
   if cfg.index_path then
     init.indexPath = vim.fs.normalize(cfg.index_path)
+  end
+  if cfg.extractors then
+    init.extractors = cfg.extractors
   end
   return init
 end

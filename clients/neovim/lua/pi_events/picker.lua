@@ -8,7 +8,8 @@ local view = require("pi_events.view")
 
 local M = {}
 
---- Telescope previewer rendering `piEvents/read` of the selected entry.
+--- Telescope previewer rendering `piEvents/read` of the selected entry, under the entry's
+--- `preview_head` lines when it has them (a session's summary).
 ---@param c vim.lsp.Client|nil
 ---@return table
 function M.previewer(c)
@@ -16,7 +17,7 @@ function M.previewer(c)
   return previewers.new_buffer_previewer({
     title = "Pi event",
     define_preview = function(self, entry)
-      view.preview(self.state.bufnr, entry.ref, c)
+      view.preview(self.state.bufnr, entry.ref, c, nil, entry.preview_head and entry.preview_head(entry))
     end,
   })
 end
@@ -102,20 +103,13 @@ function M.show(opts, title, finder, c, default)
   return picker
 end
 
---- Open the live picker over `piEvents/search`.
----@param opts pi_events.PickerOpts|table|nil  also any telescope picker option
----@return table|nil picker
-function M.open(opts)
-  opts = opts or {}
-  local c = client.current()
-  if not c then
-    return nil
-  end
-  -- Entries need an index for the sorter: count them per prompt.
+--- A live finder (pi_events.search.new_finder) whose entries carry their position in the
+--- answer (`index`, for the sorter); `finder.base` is the plain finder.
+---@param base table
+---@return table finder
+function M.indexed(base)
   local count = 0
-  local base =
-    search.new_finder({ client = c, limit = opts.limit, debounce = opts.debounce, filters = opts.filters })
-  local finder = setmetatable({
+  return setmetatable({
     close = function()
       base.close()
     end,
@@ -130,7 +124,20 @@ function M.open(opts)
       end, on_done)
     end,
   })
-  return M.show(opts, "Pi events", finder, c, "open")
+end
+
+--- Open the live picker over `piEvents/search`.
+---@param opts pi_events.PickerOpts|table|nil  also any telescope picker option
+---@return table|nil picker
+function M.open(opts)
+  opts = opts or {}
+  local c = client.current()
+  if not c then
+    return nil
+  end
+  local base =
+    search.new_finder({ client = c, limit = opts.limit, debounce = opts.debounce, filters = opts.filters })
+  return M.show(opts, "Pi events", M.indexed(base), c, "open")
 end
 
 return M

@@ -223,6 +223,61 @@ function M.trace(result)
   return b:done()
 end
 
+--- Two renderings one after the other (highlights of the second moved down).
+---@param a pi_events.Rendered
+---@param b pi_events.Rendered
+---@return pi_events.Rendered
+function M.concat(a, b)
+  local lines, highlights = vim.list_extend({}, a.lines), vim.list_extend({}, a.highlights)
+  local shift = #a.lines
+  vim.list_extend(lines, b.lines)
+  for _, hl in ipairs(b.highlights) do
+    table.insert(highlights, { hl[1] + shift, hl[2], hl[3], hl[4] })
+  end
+  return { lines = lines, highlights = highlights }
+end
+
+--- A session's summary (a group of the grouped search, or an entry of `piEvents/sessions`), shown
+--- above the read view of its strongest hit (or its first event) in a preview.
+---@param s table  Group or SessionInfo
+---@return pi_events.Rendered
+function M.session(s)
+  local b = builder()
+  b:add("# " .. (present(s.name) and s.name or "(unnamed session)"):gsub("%s+", " "), "PiEventsHeading")
+  b:field("session", s.sessionId)
+  b:field("cwd", present(s.cwd) and s.cwd or nil)
+  b:field("started", present(s.started) and s.started or nil)
+  b:field("updated", present(s.updated) and s.updated or nil)
+  local events = tostring(s.events or 0) .. " indexed"
+  if present(s.matches) then
+    events = ("%d of %d match"):format(s.matches, s.events or 0)
+  end
+  b:field("events", events)
+  if present(s.kinds) and type(s.kinds) == "table" then
+    local kinds = {}
+    for kind, n in pairs(s.kinds) do
+      table.insert(kinds, { kind, n })
+    end
+    table.sort(kinds, function(x, y)
+      return x[2] ~= y[2] and x[2] > y[2] or x[1] < y[1]
+    end)
+    b:field(
+      "kinds",
+      table.concat(
+        vim.tbl_map(function(k)
+          return k[1] .. " " .. k[2]
+        end, kinds),
+        ", "
+      )
+    )
+  end
+  b:field("parent", present(s.parentSession) and s.parentSession or nil)
+  b:field("file", s.path)
+  b:field("first", present(s.firstPrompt) and s.firstPrompt or nil)
+  b:add("")
+  return b:done()
+end
+
 --- The status view: index state and what this workspace may see.
 ---@param result table  `piEvents/status` result
 ---@return pi_events.Rendered

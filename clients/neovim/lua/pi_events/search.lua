@@ -119,6 +119,9 @@ end
 ---@field filters table|nil          `piEvents/search` filters
 ---@field entry_maker (fun(hit: table): table|nil)|nil
 ---@field on_error fun(err: table)|nil  default: vim.notify (cancellations are silent)
+---@field request (fun(prompt: string, opts: pi_events.FinderOpts): string, table)|nil  method and
+---                                  params for a prompt (default `piEvents/search`, M.params)
+---@field items (fun(result: table): table[])|nil  what an answer delivers (default its hits)
 
 --- Search request parameters for a prompt (search-as-you-type: the last term is a prefix).
 ---@param prompt string
@@ -151,6 +154,12 @@ function M.new_finder(opts)
   opts.limit = opts.limit or cfg.limit
   local entry_maker = opts.entry_maker or M.make_entry
   local on_error = opts.on_error or default_on_error
+  local request = opts.request or function(prompt)
+    return "piEvents/search", M.params(prompt, opts)
+  end
+  local items = opts.items or function(result)
+    return result.hits or {}
+  end
   local timer ---@type uv.uv_timer_t|nil
   local cancel = function()
     return false
@@ -174,7 +183,8 @@ function M.new_finder(opts)
 
   local function send(prompt, on_entry, on_done, gen)
     finder.requests = finder.requests + 1
-    cancel = client_mod.request("piEvents/search", M.params(prompt, opts), function(err, result)
+    local method, params = request(prompt, opts)
+    cancel = client_mod.request(method, params, function(err, result)
       if gen ~= generation then
         return
       end
@@ -184,7 +194,7 @@ function M.new_finder(opts)
       if err then
         on_error(err)
       else
-        for _, hit in ipairs(result and result.hits or {}) do
+        for _, hit in ipairs(result and items(result) or {}) do
           local entry = entry_maker(hit)
           if entry and on_entry(entry) then
             return

@@ -118,15 +118,20 @@ local preview_cancel = function()
   return false
 end
 
---- Fill a preview buffer with the read view of a hit (`piEvents/read`, one neighbour each side).
---- Cancels the previous preview request. `done(result|nil, err|nil)` runs after filling.
+--- Fill a preview buffer with the read view of a hit (`piEvents/read`, one neighbour each side),
+--- under `head` when given. Cancels the previous preview request. `done(result|nil, err|nil)`
+--- runs after filling.
 ---@param bufnr integer
 ---@param ref string
 ---@param client vim.lsp.Client|nil
 ---@param done fun(result: table|nil, err: table|nil)|nil
-function M.preview(bufnr, ref, client, done)
+---@param head pi_events.Rendered|nil
+function M.preview(bufnr, ref, client, done, head)
   preview_cancel()
-  M.fill(bufnr, { lines = { "loading " .. ref .. " ..." }, highlights = {} })
+  local function fill(rendered)
+    M.fill(bufnr, head and render.concat(head, rendered) or rendered)
+  end
+  fill({ lines = { "loading " .. ref .. " ..." }, highlights = {} })
   preview_cancel = require("pi_events.client").request(
     "piEvents/read",
     { ref = ref, before = 1, after = 1, length = 4000 },
@@ -135,9 +140,9 @@ function M.preview(bufnr, ref, client, done)
         return
       end
       if err then
-        M.fill(bufnr, { lines = { "pi-event-search: " .. tostring(err.message) }, highlights = {} })
+        fill({ lines = { "pi-event-search: " .. tostring(err.message) }, highlights = {} })
       else
-        M.fill(bufnr, render.read(result))
+        fill(render.read(result))
       end
       if done then
         done(result, err)

@@ -54,6 +54,7 @@ const ICONS: Record<string, string> = {
   'summary.compaction': 'fold',
   'summary.branch': 'git-branch',
   'custom.message': 'extensions',
+  'custom.entry': 'extensions',
   'session.name': 'tag',
 };
 
@@ -84,6 +85,8 @@ export function kindTag(kind: string | null | undefined, toolName?: string | nul
       return 'branch summary';
     case 'custom.message':
       return 'custom';
+    case 'custom.entry':
+      return 'entry';
     case 'session.name':
       return 'name';
     default:
@@ -101,6 +104,7 @@ const TITLES: Record<string, string> = {
   'summary.compaction': 'Compaction summary',
   'summary.branch': 'Branch summary',
   'custom.message': 'Custom message',
+  'custom.entry': 'Custom entry',
   'session.name': 'Session name',
 };
 

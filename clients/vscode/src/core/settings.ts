@@ -10,6 +10,7 @@ export interface RawSettings {
   indexPath?: unknown;
   watch?: unknown;
   revealSecrets?: unknown;
+  extractors?: unknown;
 }
 
 export interface InitializationOptions {
@@ -18,6 +19,8 @@ export interface InitializationOptions {
   indexPath?: string;
   watch?: boolean;
   revealSecrets?: boolean;
+  /** The extractor registry, passed as is (the server checks it); null: the user file's. */
+  extractors?: unknown[] | null;
 }
 
 export interface PathContext {
@@ -36,7 +39,7 @@ export const SERVER_MODULE = 'pi_event_search';
 
 /** Settings that need a new server process (the others go through didChangeConfiguration). */
 export const RESTART_SETTINGS = ['piEvents.serverCommand', 'piEvents.indexPath'] as const;
-export const LIVE_SETTINGS = ['piEvents.workspaceRoots', 'piEvents.sessionDirs', 'piEvents.watch', 'piEvents.revealSecrets'] as const;
+export const LIVE_SETTINGS = ['piEvents.workspaceRoots', 'piEvents.sessionDirs', 'piEvents.watch', 'piEvents.revealSecrets', 'piEvents.extractors'] as const;
 
 function strings(value: unknown): string[] {
   if (!Array.isArray(value)) return [];
@@ -77,6 +80,8 @@ export function toInitializationOptions(raw: RawSettings, ctx: PathContext): Ini
   if (typeof raw.watch === 'boolean') opts.watch = raw.watch;
   // Always said: the server masks credentials unless this person's setting asks otherwise.
   opts.revealSecrets = raw.revealSecrets === true;
+  // Always said too: null (unset) sends the server back to the user file's registry.
+  opts.extractors = Array.isArray(raw.extractors) ? raw.extractors : null;
   return opts;
 }
 

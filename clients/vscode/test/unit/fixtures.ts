@@ -1,5 +1,6 @@
 /** What the unit tests share: one session id, a fixed "now", a hit to vary and a read answer. */
 import type { Hit, ReadResult } from '../../src/core/protocol';
+import type { SessionGroup, SessionInfo } from '../../src/core/sessions';
 
 export const S = '019f0000-aaaa-7bbb-8ccc-000000000001';
 export const NOW = Date.parse('2026-05-01T12:00:00Z');
@@ -62,3 +63,45 @@ export const READ: ReadResult = {
     stoppedAtFork: true,
   },
 };
+
+/** A session of a search by session (spec-32's Group), its top being `hit()`; `extra` overrides. */
+export function group(extra: Partial<SessionGroup> = {}): SessionGroup {
+  return {
+    sessionId: S,
+    path: `/home/u/.pi/agent/sessions/--home-u-proj--/2026-05-01T10-00-00-000Z_${S}.jsonl`,
+    uri: `file:///home/u/.pi/agent/sessions/--home-u-proj--/2026-05-01T10-00-00-000Z_${S}.jsonl`,
+    cwd: '/home/u/proj',
+    name: 'fix the build',
+    firstPrompt: 'the build fails on main, look at ci.yml',
+    started: '2026-05-01T10:00:00.000Z',
+    updated: '2026-05-01T11:02:13.020Z',
+    events: 143,
+    matches: 7,
+    top: hit(),
+    parentSession: null,
+    ...extra,
+  };
+}
+
+/** A session of the sessions list (spec-32's SessionInfo); `extra` overrides. */
+export function sessionInfo(extra: Partial<SessionInfo> = {}): SessionInfo {
+  return {
+    sessionId: S,
+    path: `/home/u/.pi/agent/sessions/--home-u-proj--/2026-05-01T10-00-00-000Z_${S}.jsonl`,
+    uri: `file:///home/u/.pi/agent/sessions/--home-u-proj--/2026-05-01T10-00-00-000Z_${S}.jsonl`,
+    cwd: '/home/u/proj',
+    name: null,
+    firstPrompt: 'the build fails on main, look at ci.yml',
+    started: '2026-05-01T10:00:00.000Z',
+    updated: '2026-05-01T11:02:13.020Z',
+    events: 143,
+    kinds: { 'user.text': 12, 'assistant.text': 30, 'tool.call': 40, 'tool.result': 40, 'bash.command': 2 },
+    parentSession: null,
+    first: {
+      ref: `pi-event:${S}/1a2b3c4d`, sessionId: S, entryId: '1a2b3c4d', entryType: 'message', role: 'user',
+      kind: 'user.text', timestamp: '2026-05-01T10:00:01.000Z', preview: 'the build fails on main, look at ci.yml',
+      branchState: 'selected', source: { path: '/s/x.jsonl', uri: 'file:///s/x.jsonl', line: 2, byteOffset: 120 },
+    },
+    ...extra,
+  };
+}

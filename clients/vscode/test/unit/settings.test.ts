@@ -39,13 +39,19 @@ describe('toInitializationOptions', () => {
         { workspaceRoots: ['~/proj', 'sub'], sessionDirs: ['/mnt/archive', ''], indexPath: '~/idx.sqlite3', watch: false, serverCommand: ['x'], revealSecrets: true },
         ctx,
       ),
-      { roots: ['/home/me/proj', '/work/proj/sub'], sessionDirs: ['/mnt/archive'], indexPath: '/home/me/idx.sqlite3', watch: false, revealSecrets: true },
+      { roots: ['/home/me/proj', '/work/proj/sub'], sessionDirs: ['/mnt/archive'], indexPath: '/home/me/idx.sqlite3', watch: false, revealSecrets: true, extractors: null },
     );
   });
   it('omits defaults so the server decides, but always says whether to reveal credentials', () => {
     // revealSecrets is always sent: a change back to false must reach a running server.
-    assert.deepEqual(toInitializationOptions({ workspaceRoots: [], sessionDirs: [], indexPath: '', watch: undefined }, ctx), { revealSecrets: false });
-    assert.deepEqual(toInitializationOptions({ workspaceRoots: 'x', sessionDirs: [1, null], indexPath: 3, revealSecrets: 'yes' }, ctx), { revealSecrets: false });
+    assert.deepEqual(toInitializationOptions({ workspaceRoots: [], sessionDirs: [], indexPath: '', watch: undefined }, ctx), { revealSecrets: false, extractors: null });
+    assert.deepEqual(toInitializationOptions({ workspaceRoots: 'x', sessionDirs: [1, null], indexPath: 3, revealSecrets: 'yes', extractors: { customType: 'x' } }, ctx), { revealSecrets: false, extractors: null });
+  });
+  it('passes the extractor registry as is (the server checks it); unset: null, the user file', () => {
+    const todo = { customType: 'todo-state', fields: ['title', 'items.*.text'], label: 'Todos' };
+    assert.deepEqual(toInitializationOptions({ extractors: [todo] }, ctx).extractors, [todo]);
+    assert.deepEqual(toInitializationOptions({ extractors: [] }, ctx).extractors, []);
+    assert.equal(toInitializationOptions({ extractors: undefined }, ctx).extractors, null);
   });
 });
 

@@ -21,6 +21,9 @@ return telescope.register_extension({
   exports = {
     pi_events = pick,
     search = pick,
+    sessions = function(opts)
+      return require("pi_events.sessions").telescope(vim.tbl_extend("force", ext_opts, opts or {}))
+    end,
     file = function(opts)
       return require("pi_events.file").telescope(vim.tbl_extend("force", ext_opts, opts or {}))
     end,

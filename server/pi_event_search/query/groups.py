@@ -1,0 +1,194 @@
+"""Search results grouped by session: the one event-level ranking (ranking.py), seen per session.
+
+A group's `top` is its session's first hit in the event-level order (the very hit, score and all,
+that the event-level search shows at that position); groups come in the order of their tops; a
+group's `matches` counts its session's events in the whole event-level result.
+
+A page walks the ranking from its cursor only until it has found one session more than it shows
+(the next page starts at that session's top), so a first page reads about the tiers an
+event-level first page reads. A later page must not show again a session whose top was on an
+earlier page, though its other hits lie ahead: the sessions with a hit before the cursor are the
+sessions with a matching event in the tiers already walked (one SQL pass over their FTS rows)
+plus those among the first events of the cursor's own tier. `matches` is one SQL count over all
+the query's matches, for the sessions on the page. docs/design.md, "Sessions as a view", has
+the figures.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from pi_event_search.core import cursors
+from pi_event_search.core.authz import Scope
+from pi_event_search.core.filters import Filters
+from pi_event_search.core.wire import Group
+from pi_event_search.index import store
+from pi_event_search.query.parse import parse
+from pi_event_search.query.ranking import (
+    TOP,
+    Picked,
+    Position,
+    Query,
+    fragment_filters,
+    narrowed,
+    walk,
+)
+from pi_event_search.query.search import (
+    MAX_LIMIT,
+    Question,
+    hits_of,
+    position,
+    question,
+    recent_sql,
+    snapshot,
+)
+from pi_event_search.query.sessioninfo import about
+
+
+@dataclass(slots=True)
+class GroupPage:
+    groups: list[Group]
+    next_cursor: str | None
+
+
+def grouped(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope, *,
+            limit: int = 20, cursor: str | None = None, prefix_last: bool = False,
+            reveal: bool = False) -> GroupPage:
+    """A page of `limit` sessions (1..200) of the results of a search."""
+    limit = max(1, min(limit, MAX_LIMIT))
+    parsed = parse(query, prefix_last=prefix_last)
+    key = cursors.key("groupBy", "session", query, asdict(filters), scope.roots,
+                      scope.current_session, scope.cutoff, prefix_last)
+    with snapshot(conn):
+        gen = store.generation(conn)
+        at = cursors.decode(cursor, key, gen, other="query or filters",
+                            again="search") if cursor else ()
+        q = question(conn, parsed, filters, scope)
+        if q.ranking is None:
+            if query.strip():
+                return GroupPage([], None)
+            offset = position(at, 1)[0]
+            tops, counts = _recent(conn, q, limit + 1, offset)
+            after: tuple[int, ...] | None = (offset + limit,) if len(tops) > limit else None
+            tops = tops[:limit]
+            ranks = [0] * len(tops)  # the newest events: every score is 0
+        else:
+            start = Position(*position(at, 4)) if at else Position()
+            tops, ranks, end = _ranked(conn, q.ranking, start, limit)
+            after = None if end is None else (end.phase, end.below, end.skip, end.rank)
+            counts = _counts(conn, q.ranking, [p.sid for p in tops])
+        groups = _groups(conn, q, scope, tops, ranks, counts, reveal)
+    return GroupPage(groups, cursors.encode(key, gen, *after) if after else None)
+
+
+def _groups(conn: sqlite3.Connection, q: Question, scope: Scope, tops: list[Picked],
+            ranks: list[int], counts: dict[int, int], reveal: bool) -> list[Group]:
+    hits = {h["sessionId"]: h for h in hits_of(conn, q, tops, ranks, scope)}
+    sessions = about(conn, scope, [p.sid for p in tops], reveal=reveal)
+    out: list[Group] = []
+    for p in tops:
+        base = sessions.get(p.sid)
+        hit = hits.get(base["sessionId"]) if base is not None else None
+        if base is not None and hit is not None:
+            out.append({**base, "matches": counts.get(p.sid, 1), "top": hit})
+    return out
+
+
+def _ranked(conn: sqlite3.Connection, q: Query, at: Position, limit: int
+            ) -> tuple[list[Picked], list[int], Position | None]:
+    """The first hit of each of the next `limit` sessions from `at`, their 0-based ranks, and
+    the position of the next session's first hit (None when there is none)."""
+    seen = _sessions_before(conn, q, at)
+    tops: list[Picked] = []
+    ranks: list[int] = []
+    before = Position(at.phase, at.below, 0, at.rank - at.skip)  # the cursor's tier, from its start
+    for i, (pick, after) in enumerate(walk(conn, q, before)):
+        if i < at.skip:  # shown before the cursor, in its own tier
+            seen.add(pick.sid)
+        elif pick.sid not in seen:
+            if len(tops) == limit:
+                return tops, ranks, before
+            seen.add(pick.sid)
+            tops.append(pick)
+            ranks.append(after.rank - 1)
+        before = after
+    return tops, ranks, None
+
+
+def _matching(q: Query) -> tuple[str, list[Any]]:
+    """FROM and WHERE of the visible, filtered fragments a MATCH expression (the first
+    parameter) finds, joined to their events `e` and sessions `s`."""
+    kind_where, kind_params = fragment_filters(q.filters)
+    extra = "".join(f" AND {w}" for w in kind_where)
+    return (f"FROM fts JOIN fragments f ON f.fid = fts.rowid JOIN events e ON e.eid = f.eid "
+            f"JOIN sessions s ON s.sid = e.sid WHERE fts MATCH ? AND {' AND '.join(q.where)}"
+            f"{extra}", [*q.params, *kind_params])
+
+
+def _sessions_before(conn: sqlite3.Connection, q: Query, at: Position) -> set[int]:
+    """The sessions with an event in the tiers walked before `at`'s: a tier is a range of fids
+    (it never splits an event), the earlier ones lie above its bound; every event that matches
+    the words as typed comes before the first inflection-only one."""
+    assert q.parsed.match is not None
+    earlier: list[tuple[str, int]] = []
+    if at.phase == 1:
+        earlier.append((q.parsed.match, 0))
+    if at.below < TOP:
+        match = q.parsed.match if at.phase == 0 else q.parsed.inflected
+        assert match is not None
+        earlier.append((match, at.below))
+    frm, params = _matching(q)
+    seen: set[int] = set()
+    for match, low in earlier:
+        seen |= {r["sid"] for r in conn.execute(
+            f"SELECT DISTINCT e.sid AS sid {frm} AND fts.rowid >= ?",
+            [narrowed(q, match), *params, low])}
+    return seen
+
+
+def _counts(conn: sqlite3.Connection, q: Query, sids: list[int]) -> dict[int, int]:
+    """Each session's events in the whole event-level result: the events with a visible,
+    filtered fragment matching the query with its inflections (the words as typed are one of
+    them), which is what the walk lists, phase by phase, each event once."""
+    if not sids:
+        return {}
+    match = q.parsed.inflected or q.parsed.match
+    assert match is not None
+    frm, params = _matching(q)
+    return {r["sid"]: r["n"] for r in conn.execute(
+        f"SELECT e.sid AS sid, count(DISTINCT e.eid) AS n {frm} "
+        f"AND e.sid IN ({','.join('?' * len(sids))}) GROUP BY e.sid",
+        [narrowed(q, match), *params, *sids])}
+
+
+def _recent(conn: sqlite3.Connection, q: Question, limit: int, offset: int
+            ) -> tuple[list[Picked], dict[int, int]]:
+    """Empty query: the event-level answer lists the newest events passing the filters; the
+    sessions of its events in that order, from the `offset`th, each with its newest one, and how
+    many there are. The walk stops at the last session wanted: a first page reads a few hundred
+    events, not every event of the index."""
+    sql, params = recent_sql(q.filters, q.where, q.params)
+    tops: dict[int, Picked] = {}
+    skipped: set[int] = set()
+    for r in conn.execute(sql, params):
+        sid = r["sid"]
+        if sid in tops or sid in skipped:
+            continue
+        if len(skipped) < offset:
+            skipped.add(sid)
+            continue
+        tops[sid] = Picked(r["eid"], r["fid"], 0, sid)
+        if len(tops) == limit:
+            break
+    if not tops:
+        return [], {}
+    kind_where, kind_params = fragment_filters(q.filters)
+    kinds = "".join(f" AND {w}" for w in kind_where)
+    counts = {r["sid"]: r["n"] for r in conn.execute(
+        f"SELECT e.sid AS sid, count(*) AS n FROM events e JOIN sessions s ON s.sid = e.sid "
+        f"WHERE {' AND '.join(q.where)} AND e.sid IN ({','.join('?' * len(tops))}) "
+        f"AND EXISTS (SELECT 1 FROM fragments f WHERE f.eid = e.eid{kinds}) GROUP BY e.sid",
+        [*q.params, *tops, *kind_params])}
+    return list(tops.values()), counts
