@@ -1,12 +1,18 @@
 """Two engines, the same query mix, through the running server, interleaved (bench only).
 
     .venv/bin/python bench/query_ab.py CORPUS_DIR INDEX --engine before=REV --engine after=HEAD
+    .venv/bin/python bench/query_ab.py CORPUS_DIR INDEX --cold --engine before=REV@INDEX1 \
+        --engine after=HEAD@INDEX2 --results bench/results/NAME.json
 
 On a shared machine, two benchmark runs minutes apart see different loads. This alternates the
 engines in rounds (each round: a fresh server per engine, every class of run.py's query mix plus
 the corpus' rare words) so both see the same load, and reports per engine and class the latency
-distribution and the server's own CPU per query (from /proc), which load does not inflate. The
-engines are committed revisions, exported like run.py's --engine. Prints JSON.
+distribution and the server's own CPU per query (from /proc), which load does not inflate. With
+--cold, each engine first indexes its own (emptied) index with the CLI in every round, measured
+as run.py's cold index is (wall time, MB/s, CPU of the indexer and its worker, peak RSS); the
+order of the engines is reversed every other round (A B B A ...), so neither always runs first.
+The engines are committed revisions, exported like run.py's --engine. Prints JSON (and writes
+it to --results).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -27,7 +34,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from lspclient import LspClient  # noqa: E402
-from run import QUERY_MIX, dist, proc_cpu_ms  # noqa: E402
+from run import QUERY_MIX, dist, measured, proc_cpu_ms  # noqa: E402
 
 
 def export(rev: str, out: Path) -> tuple[str, str]:
@@ -42,12 +49,31 @@ def export(rev: str, out: Path) -> tuple[str, str]:
     return commit, str(src / "server")
 
 
+def engine_env(path: str, corpus: Path, index: Path, m: dict[str, Any]) -> dict[str, str]:
+    return dict(os.environ, PI_CODING_AGENT_DIR=m["agent_dir"], PI_EVENT_SEARCH_INDEX=str(index),
+                XDG_CACHE_HOME=str(corpus / "cache"), PYTHONPATH=path)
+
+
+def cold_index(path: str, corpus: Path, index: Path, m: dict[str, Any], src: int
+               ) -> dict[str, Any]:
+    """The engine's CLI indexes an emptied index of the corpus (run.py's cold index)."""
+    for suffix in ("", "-wal", "-shm", ".fts-load.sqlite3"):
+        Path(f"{index}{suffix}").unlink(missing_ok=True)
+    load = round(os.getloadavg()[0], 2)
+    r = measured([sys.executable, "-m", "pi_event_search", "index"],
+                 dict(engine_env(path, corpus, index, m), PIES_INDEX_STATS="1"))
+    if r["rc"] != 0:
+        raise RuntimeError(f"index failed ({r['rc']})")
+    return {"seconds": r["wall_s"], "mb_per_s": round(src / 1e6 / r["wall_s"], 1),
+            "cpu_s": round(r["user_s"] + r["sys_s"], 1), "peak_rss_mb": r["maxrss_mb"],
+            "load_before": load, "stats": r["stats"]}
+
+
 def one_round(path: str, corpus: Path, index: Path, m: dict[str, Any],
               mix: dict[str, list[dict[str, Any]]], n: int) -> dict[str, Any]:
     # `python -m`: the console script's entry point moved with the package layout (issue 22),
     # the module entry did not, so engines from either side of the move run the same way.
-    env = dict(os.environ, PI_CODING_AGENT_DIR=m["agent_dir"], PI_EVENT_SEARCH_INDEX=str(index),
-               XDG_CACHE_HOME=str(corpus / "cache"), PYTHONPATH=path)
+    env = engine_env(path, corpus, index, m)
     c = LspClient([sys.executable, "-m", "pi_event_search", "serve"], env, cwd=str(corpus))
     out: dict[str, Any] = {}
     try:
@@ -78,6 +104,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--queries", type=int, default=50, help="per class, per round")
     ap.add_argument("--out", type=Path, default=HERE / "out")
+    ap.add_argument("--cold", action="store_true",
+                    help="each round, each engine first cold-indexes its own index (the CLI)")
+    ap.add_argument("--results", type=Path, default=None, help="also write the JSON here")
     args = ap.parse_args()
     m = orjson.loads((args.corpus / "manifest.json").read_bytes())
     mix = dict(QUERY_MIX)
@@ -89,22 +118,42 @@ def main() -> None:
         engines[label] = (*export(rev, args.out.resolve()),
                           Path(own).resolve() if own else args.index.resolve())
     acc: dict[str, dict[str, dict[str, Any]]] = {
-        lb: {c: {"times": [], "cpu": 0.0} for c in mix} for lb in engines}
+        lb: {c: {"times": [], "cpu": 0.0, "round_p95": []} for c in mix} for lb in engines}
     loads = []
-    for _ in range(args.rounds):
-        for label, (_, path, index) in engines.items():
+    src = sum(f.stat().st_size for f in Path(m["sessions_dir"]).glob("*/*.jsonl"))
+    cold: dict[str, list[dict[str, Any]]] = {lb: [] for lb in engines}
+    for rnd in range(args.rounds):
+        order = list(engines.items())
+        for label, (_, path, index) in order if rnd % 2 == 0 else reversed(order):
+            if args.cold:
+                cold[label].append(cold_index(path, args.corpus, index, m, src))
+                print(f"round {rnd} {label}: cold index {cold[label][-1]['seconds']} s "
+                      f"({cold[label][-1]['mb_per_s']} MB/s, CPU {cold[label][-1]['cpu_s']} s, "
+                      f"load {cold[label][-1]['load_before']})", file=sys.stderr, flush=True)
             loads.append(round(os.getloadavg()[0], 2))
             for cls, r in one_round(path, args.corpus, index, m, mix,
                                     args.queries).items():
                 acc[label][cls]["times"] += r["times"]
                 acc[label][cls]["cpu"] += r["cpu"]
+                acc[label][cls]["round_p95"].append(round(dist(r["times"])["p95"], 2))
     total = args.rounds * args.queries
     res = {"load_average": loads, "rounds": args.rounds, "queries_per_class": total,
            "engines": {lb: engines[lb][0] for lb in engines},
            "classes": {lb: {c: {**{k: round(v, 2) for k, v in dist(x["times"]).items()},
-                                "server_cpu_ms": round(x["cpu"] / total, 2)}
+                                "server_cpu_ms": round(x["cpu"] / total, 2),
+                                "p95_per_round": x["round_p95"],
+                                "p95_round_median": round(statistics.median(x["round_p95"]), 2)}
                             for c, x in per.items()} for lb, per in acc.items()}}
-    print(orjson.dumps(res, option=orjson.OPT_INDENT_2).decode())
+    if args.cold:
+        res["source_bytes"] = src
+        res["cold_index"] = {lb: {"runs": runs, **{
+            f"{k}_{stat.__name__}": stat([x[k] for x in runs])
+            for k in ("seconds", "mb_per_s", "cpu_s") for stat in (min, statistics.median, max)}}
+            for lb, runs in cold.items()}
+    text = orjson.dumps(res, option=orjson.OPT_INDENT_2)
+    if args.results is not None:
+        args.results.write_bytes(text)
+    print(text.decode())
 
 
 if __name__ == "__main__":
