@@ -76,7 +76,7 @@ test("sessions kept outside the agent directory are added for the server, once",
 	assert.deepEqual(sessionDirsFor(base, agent, join(agent, "sessions-old", "s.jsonl")), [join(agent, "sessions-old")]);
 });
 
-const TODO = { customType: "todo-state", fields: ["title", "items.*.text"], label: "Todos" };
+const TODO_STATE = { customType: "todo-state", fields: ["title", "items.*.text"], label: "Todos" };
 const NOTE = { customType: "note-state", fields: ["body"], label: "Notes" };
 
 function userFile(content: unknown): NodeJS.ProcessEnv {
@@ -87,10 +87,10 @@ function userFile(content: unknown): NodeJS.ProcessEnv {
 }
 
 test("eventSearch.extractors goes to the server as initializationOptions.extractors; none set: none sent", () => {
-	const { agent, cwd } = dirs({ eventSearch: { extractors: [TODO] } });
+	const { agent, cwd } = dirs({ eventSearch: { extractors: [TODO_STATE] } });
 	const s = loadSettings(agent, cwd, userFile({ extractors: [NOTE] }));
-	assert.deepEqual(s.extractors, [TODO]); // the setting wins over the user file
-	assert.deepEqual((initializeParams(["/p"], s) as { initializationOptions: Record<string, unknown> }).initializationOptions.extractors, [TODO]);
+	assert.deepEqual(s.extractors, [TODO_STATE]); // the setting wins over the user file
+	assert.deepEqual((initializeParams(["/p"], s) as { initializationOptions: Record<string, unknown> }).initializationOptions.extractors, [TODO_STATE]);
 	const none = dirs();
 	const plain = loadSettings(none.agent, none.cwd, userFile({ extractors: [NOTE] }));
 	assert.equal(plain.extractors, undefined);
@@ -99,24 +99,24 @@ test("eventSearch.extractors goes to the server as initializationOptions.extract
 
 test("a project's extractors add types and never replace or drop the user's", () => {
 	const mine = { ...NOTE, label: "Mine" };
-	const { agent, cwd } = dirs({ eventSearch: { extractors: [TODO] } }, { eventSearch: { extractors: [NOTE, { ...TODO, fields: ["secret"] }] } });
+	const { agent, cwd } = dirs({ eventSearch: { extractors: [TODO_STATE] } }, { eventSearch: { extractors: [NOTE, { ...TODO_STATE, fields: ["secret"] }] } });
 	const s = loadSettings(agent, cwd, {});
-	assert.deepEqual(s.extractors, [TODO, NOTE]);
+	assert.deepEqual(s.extractors, [TODO_STATE, NOTE]);
 	assert.equal(s.warnings.length, 1, s.warnings.join("; "));
 	assert.match(s.warnings[0] ?? "", /todo-state is registered by the user already/);
 	// Without a global setting, the project adds to the user file (what the server would read).
-	const p = dirs(undefined, { eventSearch: { extractors: [TODO, NOTE] } });
+	const p = dirs(undefined, { eventSearch: { extractors: [TODO_STATE, NOTE] } });
 	const added = loadSettings(p.agent, p.cwd, userFile({ extractors: [mine] }));
-	assert.deepEqual(added.extractors, [mine, TODO]);
+	assert.deepEqual(added.extractors, [mine, TODO_STATE]);
 	// A project's empty list adds nothing; the global list stays.
-	const e = dirs({ eventSearch: { extractors: [TODO] } }, { eventSearch: { extractors: [] } });
-	assert.deepEqual(loadSettings(e.agent, e.cwd, {}).extractors, [TODO]);
+	const e = dirs({ eventSearch: { extractors: [TODO_STATE] } }, { eventSearch: { extractors: [] } });
+	assert.deepEqual(loadSettings(e.agent, e.cwd, {}).extractors, [TODO_STATE]);
 });
 
 test("bad extractor entries are named and left out", () => {
-	const { agent, cwd } = dirs({ eventSearch: { extractors: [TODO, "todo", { customType: "x" }, { customType: "y", fields: [] }, { fields: ["a"] }] } }, { eventSearch: { extractors: "note-state" } });
+	const { agent, cwd } = dirs({ eventSearch: { extractors: [TODO_STATE, "todo", { customType: "x" }, { customType: "y", fields: [] }, { fields: ["a"] }] } }, { eventSearch: { extractors: "note-state" } });
 	const s = loadSettings(agent, cwd, {});
-	assert.deepEqual(s.extractors, [TODO]);
+	assert.deepEqual(s.extractors, [TODO_STATE]);
 	assert.equal(s.warnings.length, 5, s.warnings.join("; "));
 	assert.ok(s.warnings.slice(0, 4).every((w) => /^eventSearch\.extractors\[[1-4]\] .*ignored$/.test(w)), s.warnings.join("; "));
 	assert.match(s.warnings[4] ?? "", /\.pi\/settings\.json must be a list/);

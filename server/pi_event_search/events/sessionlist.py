@@ -20,13 +20,13 @@ from dataclasses import asdict
 from typing import Any
 
 from pi_event_search.core import cursors
-from pi_event_search.core.authz import Scope, under_sql
+from pi_event_search.core.authz import Scope
 from pi_event_search.core.filters import Filters
 from pi_event_search.core.wire import SessionInfo
 from pi_event_search.events.neighbours import Tree
 from pi_event_search.query.asof import as_of, unfiltered
 from pi_event_search.query.ranking import fragment_filters
-from pi_event_search.query.search import event_filters, snapshot
+from pi_event_search.query.search import event_filters, session_filters, snapshot
 from pi_event_search.query.sessioninfo import about
 from pi_event_search.query.shapes import node_from_row
 
@@ -68,15 +68,7 @@ def _page(conn: sqlite3.Connection, f: Filters, scope: Scope, limit: int,
     walk stops at the last one wanted. A first page reads the few thousand newest events, not
     every event of the index; a later page starts its walk at its cursor and asks each session
     it meets whether it has a newer event (then it was listed before)."""
-    auth, params = scope.event_sql(f.session_id)
-    chosen = [auth]
-    if f.session_id:
-        chosen.append("s.session_id = ?")
-        params.append(f.session_id)
-    if f.cwd:
-        sql, values = under_sql("s.cwd_canon", f.cwd)
-        chosen.append(sql)
-        params += values
+    chosen, params = session_filters(f, scope)
     where = " AND ".join(chosen)
     start: list[str] = []
     start_params: list[Any] = []

@@ -41,8 +41,8 @@ def _in(column: str, values: list[str], where: list[str], params: list[Any]) -> 
         params.extend(values)
 
 
-def event_filters(conn: sqlite3.Connection, f: Filters, scope: Scope) -> tuple[list[str], list[Any]]:
-    """WHERE clauses on `e` (events) and `s` (sessions), authorization first."""
+def session_filters(f: Filters, scope: Scope) -> tuple[list[str], list[Any]]:
+    """The clauses that choose sessions (`s`): authorization first, then sessionId and cwd."""
     auth, params = scope.event_sql(f.session_id)
     where = [auth]
     if f.session_id:
@@ -52,6 +52,12 @@ def event_filters(conn: sqlite3.Connection, f: Filters, scope: Scope) -> tuple[l
         sql, values = under_sql("s.cwd_canon", f.cwd)
         where.append(sql)
         params += values
+    return where, params
+
+
+def event_filters(conn: sqlite3.Connection, f: Filters, scope: Scope) -> tuple[list[str], list[Any]]:
+    """WHERE clauses on `e` (events) and `s` (sessions), authorization first."""
+    where, params = session_filters(f, scope)
     _in("e.role", f.roles, where, params)
     _in("e.tool_name", f.tools, where, params)
     _in("e.branch_state", f.branch_states, where, params)
