@@ -64,6 +64,23 @@ def test_reveal_keeps_values_but_strips_controls():
     assert secrets.scrub(f"key {key}\x07", reveal=True) == f"key {key}"
 
 
+def test_masking_is_the_same_in_any_text_around_it():
+    """Texts are searched as UTF-8 bytes and offsets turned back into characters: a credential
+    after non-ASCII text (1-, 2-, 3- and 4-byte characters), or in a text holding a lone
+    surrogate (which has no UTF-8), is masked exactly as in plain ASCII."""
+    rng = random.Random(random.getrandbits(32))
+    for p in planted(rng):
+        if not p.text:
+            continue
+        plain = secrets.scan(p.text)
+        for before, after in (("é ✓ ", " 𝄞"), ("✗" * 3 + "\n", ""), ("\ud800 ", " \udfff")):
+            text, kinds = secrets.scan(before + p.text + after)
+            assert (text, kinds) == (before + plain[0] + after, plain[1]), (p.kind, before)
+        # two credentials with non-ASCII text between them
+        text, kinds = secrets.scan(f"{p.text} — ✓ {p.text}")
+        assert text == f"{plain[0]} — ✓ {plain[0]}" and kinds == plain[1] + plain[1]
+
+
 def test_masked_text_is_stable():
     """A scrubbed text scrubbed again is unchanged (the index stores scrubbed text)."""
     for p in planted(random.Random(7)):

@@ -44,7 +44,7 @@ _TRIGGERS = (r"(?i)private key|sk-|akia|asia|gh[pousr]_|github_pat_|gl(?:pat|dt|
 _WORD = re.compile(r"[a-z_-]+")
 
 def _compile_triggers() -> tuple[Any, Any]:
-    """The trigger regex for str, and for the bytes of an ASCII text (None without RE2)."""
+    """The trigger regex for str, and for UTF-8 bytes (None without RE2)."""
     try:
         import re2  # type: ignore[import-untyped]
 
@@ -55,22 +55,33 @@ def _compile_triggers() -> tuple[Any, Any]:
                           + "]"), None
 
 
-_FINDER, _ASCII_FINDER = _compile_triggers()
+_FINDER, _BYTES_FINDER = _compile_triggers()
 # RE2 searches UTF-8: given a str, its wrapper encodes it and converts every offset between bytes
 # and characters, each conversion a pass over the text (most of the masking's cost in a first
-# index). Most recorded text is ASCII, where a byte offset is a character offset: that text is
-# searched as bytes, encoded once.
+# index). So a text is encoded once and searched as bytes; most texts hold no trigger and cost
+# just that. Where one does, byte offsets become character offsets by decoding the stretches
+# between triggers (none to decode in ASCII, most recorded text).
 _KNOWN_WINDOW = 4096  # a known shape's trigger is a few characters: matched in a window, not the text
 
 
 def _triggers(text: str) -> Iterator[tuple[int, str]]:
     """Where each trigger starts, and what it matched, in text order."""
-    if _ASCII_FINDER is not None and text.isascii():
-        for m in _ASCII_FINDER.finditer(text.encode("ascii")):
-            yield m.start(), m.group().decode("ascii")
-    else:
+    if _BYTES_FINDER is None:
         for m in _FINDER.finditer(text):
             yield m.start(), m.group()
+        return
+    data = text.encode("utf-8", "surrogatepass")  # a lone surrogate has no UTF-8: kept as bytes
+    first = _BYTES_FINDER.search(data)
+    if first is None:
+        return
+    ascii_ = len(data) == len(text)
+    done = chars = 0  # bytes decoded so far, and the characters they hold
+    for m in _BYTES_FINDER.finditer(data, first.start()):
+        start = m.start()
+        if not ascii_:
+            chars += len(data[done:start].decode("utf-8", "surrogatepass"))
+            done = start
+        yield (start if ascii_ else chars), m.group().decode("utf-8", "surrogatepass")
 
 
 class Span(NamedTuple):
@@ -188,7 +199,13 @@ def _named(text: str, pos: int, end: int, word: str) -> Span | None:
 
 def _known(text: str, pos: int) -> Span | None:
     """A known shape starting at pos (assigned to a name, after `Bearer`): it keeps its kind."""
-    trigger = _FINDER.match(text[pos:pos + _KNOWN_WINDOW])
+    window = text[pos:pos + _KNOWN_WINDOW]
+    if _BYTES_FINDER is None:
+        trigger = _FINDER.match(window)
+        return _shape(text, pos, trigger.group().lower()) if trigger is not None else None
+    found = _BYTES_FINDER.match(window.encode("utf-8", "surrogatepass"))
+    return (_shape(text, pos, found.group().decode("utf-8", "surrogatepass").lower())
+            if found is not None else None)
     return _shape(text, pos, trigger.group().lower()) if trigger is not None else None
 
 
