@@ -260,18 +260,22 @@ def strip_controls(text: str) -> str:
     return _CONTROLS.sub("", text)
 
 
+_NONE: Counter[str] = Counter()  # what scan counts in a clean text: shared, never to be changed
+
+
 def scan(text: str, *, reveal: bool = False) -> tuple[str, Counter[str]]:
-    """`text` scrubbed, and how many credentials of each kind it held."""
+    """`text` scrubbed, and how many credentials of each kind it held (a clean text's count is
+    one shared empty Counter: read it, never change it)."""
     triggers = _triggers(text)
     first = next(triggers, None)
     if first is None:
-        return text, Counter()
+        return text, _NONE
     spans, controls = _find(text, itertools.chain((first,), triggers))
     if controls:  # rare: strip, then find again in what is left
         text = strip_controls(text)
         spans = find(text)
     if not spans:
-        return text, Counter()
+        return text, _NONE
     kinds = Counter(s.kind for s in spans)
     if reveal:
         return text, kinds

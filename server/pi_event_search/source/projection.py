@@ -60,7 +60,7 @@ class Event:
     files: list[tuple[str, str, str]] = field(default_factory=list)  # (op, path, label)
     call_ids: list[str] = field(default_factory=list)
     tree: dict[str, Any] = field(default_factory=dict)  # facts the tree pass needs
-    secrets: Counter[str] = field(default_factory=Counter)  # credentials masked, by kind
+    secrets: dict[str, int] = field(default_factory=dict)  # credentials masked, by kind
 
     @property
     def preview(self) -> str:
@@ -103,16 +103,22 @@ def project(entry: dict[str, Any], cwd: str | None, *, bounded: bool = True,
     # Masked before the head and tail are cut: a private key across the cut is still one block.
     for frag in event.fragments:
         frag.text, kinds = secrets.scan(frag.text, reveal=reveal)
-        event.secrets.update(kinds)
-        if bounded:
+        if kinds:
+            _count(event.secrets, kinds)
+        if bounded and len(frag.text) > HEAD_CHARS + TAIL_CHARS:
             frag.text = bound(frag.text)
     for key in ("name", "label"):  # shown in traces and pickers: a session name, a label
         if event.tree.get(key):
             event.tree[key], kinds = secrets.scan(event.tree[key], reveal=reveal)
-            if key == "label":
-                event.secrets.update(kinds)
+            if key == "label" and kinds:
+                _count(event.secrets, kinds)
     event.fragments = [f for f in event.fragments if f.text.strip()]
     return event
+
+
+def _count(into: dict[str, int], kinds: Counter[str]) -> None:
+    for kind, n in kinds.items():
+        into[kind] = into.get(kind, 0) + n
 
 
 # -- messages -----------------------------------------------------------------------------------
