@@ -81,6 +81,21 @@ def test_masking_is_the_same_in_any_text_around_it():
         assert text == f"{plain[0]} — ✓ {plain[0]}" and kinds == plain[1] + plain[1]
 
 
+def test_texts_scanned_together_are_scanned_as_each_alone():
+    """A first index scans a batch of texts in one search (scan_many): each result must be the
+    text's own scan, whatever its neighbours (credentials, controls, non-ASCII, newlines at the
+    edges, empty texts, look-alikes)."""
+    rng = random.Random(random.getrandbits(32))
+    pool = [p.text for p in planted(rng) if p.text] + lookalikes(rng)
+    pool += ["", "\n", "plain ✓ words", f"a{ESCAPES}b", "token:\n", "\ud800 sk-", "✗ password = hunter22"]
+    for _ in range(300):
+        texts = [rng.choice(pool) + rng.choice(["", "\n", " ✓", "é"]) for _ in range(rng.randrange(1, 12))]
+        scanned, utf8 = secrets.scan_many(texts)
+        assert scanned == [secrets.scan(t) for t in texts]
+        assert utf8 == [t.encode("utf-8", "surrogatepass") for t in texts]
+        assert secrets.scan_many(texts, reveal=True)[0] == [secrets.scan(t, reveal=True) for t in texts]
+
+
 def test_masked_text_is_stable():
     """A scrubbed text scrubbed again is unchanged (the index stores scrubbed text)."""
     for p in planted(random.Random(7)):

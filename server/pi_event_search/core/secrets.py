@@ -16,6 +16,7 @@ gitleaks' and Microsoft's secret-masker's shapes, chosen on the corpus of tests/
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 from collections import Counter
@@ -72,16 +73,26 @@ def _triggers(text: str) -> Iterator[tuple[int, str]]:
         return
     data = text.encode("utf-8", "surrogatepass")  # a lone surrogate has no UTF-8: kept as bytes
     first = _BYTES_FINDER.search(data)
-    if first is None:
-        return
-    ascii_ = len(data) == len(text)
-    done = chars = 0  # bytes decoded so far, and the characters they hold
-    for m in _BYTES_FINDER.finditer(data, first.start()):
-        start = m.start()
-        if not ascii_:
-            chars += len(data[done:start].decode("utf-8", "surrogatepass"))
-            done = start
-        yield (start if ascii_ else chars), m.group().decode("utf-8", "surrogatepass")
+    if first is not None:
+        at, ascii_ = first.start(), len(data) == len(text)
+        char = at if ascii_ else len(data[:at].decode("utf-8", "surrogatepass"))
+        yield from _from(data, at, len(data), char, ascii_)
+
+
+def _from(data: bytes, start: int, end: int, char: int, ascii_: bool
+          ) -> Iterator[tuple[int, str]]:
+    """The triggers in data[start:end], in characters from where `char` is the character offset of
+    `start` (a trigger starts there). Byte offsets become character offsets by decoding the
+    stretches between triggers (nothing to decode in ASCII, most recorded text)."""
+    done = start
+    for m in _BYTES_FINDER.finditer(data, start, end):
+        pos = m.start()
+        if ascii_:
+            char += pos - done
+        else:
+            char += len(data[done:pos].decode("utf-8", "surrogatepass"))
+        done = pos
+        yield char, m.group().decode("utf-8", "surrogatepass")
 
 
 class Span(NamedTuple):
@@ -270,7 +281,12 @@ def scan(text: str, *, reveal: bool = False) -> tuple[str, Counter[str]]:
     first = next(triggers, None)
     if first is None:
         return text, _NONE
-    spans, controls = _find(text, itertools.chain((first,), triggers))
+    return _scanned(text, itertools.chain((first,), triggers), reveal)
+
+
+def _scanned(text: str, triggers: Iterable[tuple[int, str]], reveal: bool
+             ) -> tuple[str, Counter[str]]:
+    spans, controls = _find(text, triggers)
     if controls:  # rare: strip, then find again in what is left
         text = strip_controls(text)
         spans = find(text)
@@ -286,6 +302,33 @@ def scan(text: str, *, reveal: bool = False) -> tuple[str, Counter[str]]:
         pos = s.end
     parts.append(text[pos:])
     return "".join(parts), kinds
+
+
+def scan_many(texts: list[str], *, reveal: bool = False
+              ) -> tuple[list[tuple[str, Counter[str]]], list[bytes] | None]:
+    """`scan` of each text, the texts searched together, and each text's UTF-8 (surrogates kept,
+    as textcodec packs them; None without RE2). Each text is encoded once, and the encodings,
+    joined by newlines, are searched in one call (a first index's texts, a batch at a time: one
+    call per text cost more than its search). No trigger holds a newline, so none spans two
+    texts; a text where one starts is scanned alone from there, and the search resumes after
+    it."""
+    if _BYTES_FINDER is None:
+        return [scan(t, reveal=reveal) for t in texts], None
+    out: list[tuple[str, Counter[str]]] = [(t, _NONE) for t in texts]
+    datas = [t.encode("utf-8", "surrogatepass") for t in texts]
+    data = b"\n".join(datas)
+    starts = list(itertools.accumulate((len(d) + 1 for d in datas), initial=0))
+    at = 0
+    while (m := _BYTES_FINDER.search(data, at)) is not None:
+        hit = m.start()
+        k = bisect.bisect_right(starts, hit) - 1
+        text, own, end = texts[k], datas[k], starts[k + 1] - 1
+        ascii_ = len(own) == len(text)
+        rel = hit - starts[k]
+        char = rel if ascii_ else len(own[:rel].decode("utf-8", "surrogatepass"))
+        out[k] = _scanned(text, _from(data, hit, end, char, ascii_), reveal)
+        at = end + 1
+    return out, datas
 
 
 def scrub(text: str, *, reveal: bool = False) -> str:

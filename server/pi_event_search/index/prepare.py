@@ -15,7 +15,7 @@ from pi_event_search.core.timestamps import epoch_ms
 from pi_event_search.index.textcodec import Packer
 from pi_event_search.source import jsonl
 from pi_event_search.source.extractors import Registry
-from pi_event_search.source.projection import Event, project
+from pi_event_search.source.projection import Event, project, scrub_all
 
 
 @dataclass(slots=True)
@@ -43,20 +43,46 @@ class ParsedFile:
     stat: os.stat_result | None = None  # of the handle it was read from (set by ReadAhead)
 
 
+# Entries whose texts are scrubbed together (projection.scrub_all): up to this many, or as many
+# as hold this many characters (the joined copy is bounded with them).
+_SCRUB_BATCH = 64
+_SCRUB_CHARS = 1 << 20
+
+
 def prepare(records: Iterable[jsonl.Record], cwd: str | None, skip_header: bool,
             packer: Packer, extractors: Registry) -> Iterator[Prepared]:
+    batch: list[tuple[jsonl.Record, Event]] = []
+    chars = 0
     for rec in records:
         if skip_header and rec.line == 1 and rec.sub == 0:
             continue
+        event = project(rec.obj, cwd, extractors=extractors, scrubbed=False)
+        batch.append((rec, event))
+        chars += sum(len(f.text) for f in event.fragments)
+        if len(batch) >= _SCRUB_BATCH or chars >= _SCRUB_CHARS:
+            yield from _prepared(batch, packer)
+            batch, chars = [], 0
+    yield from _prepared(batch, packer)
+
+
+def _prepared(batch: list[tuple[jsonl.Record, Event]], packer: Packer) -> Iterator[Prepared]:
+    scrub_all([event for _, event in batch], utf8=True)
+    for rec, event in batch:
         obj = rec.obj
         raw_id, raw_parent, ts = obj.get("id"), obj.get("parentId"), obj.get("timestamp")
-        event = project(obj, cwd, extractors=extractors)
         yield Prepared(
             rec.line, rec.offset, rec.sub, rec.line_hash,
             raw_id if isinstance(raw_id, str) and raw_id else None,
             raw_parent if isinstance(raw_parent, str) and raw_parent else None,
             ts if isinstance(ts, str) else None, epoch_ms(ts), event,
-            [packer.pack(f.text) for f in event.fragments], rec.alone)
+            _packed(packer, event), rec.alone)
+
+
+def _packed(packer: Packer, event: Event) -> list[str | bytes]:
+    packed = [packer.pack(f.text, f.utf8) for f in event.fragments]
+    for f in event.fragments:
+        f.utf8 = None  # packed: not kept while the entry waits for the writer
+    return packed
 
 
 def parse_open(fh: BinaryIO, packer: Packer, extractors: Registry) -> ParsedFile:

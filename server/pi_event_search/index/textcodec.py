@@ -39,10 +39,12 @@ class Packer:
     def __init__(self, dict_id: int) -> None:
         self.dict_id = dict_id
 
-    def pack(self, text: str) -> str | bytes:
+    def pack(self, text: str, utf8: bytes | None = None) -> str | bytes:
+        """`utf8`: the text's UTF-8 (surrogates kept), when the caller has it."""
         if len(text) < PACK_MIN:
             return text
-        return _compressor(self.dict_id).compress(text.encode("utf-8", "surrogatepass"))
+        return _compressor(self.dict_id).compress(
+            text.encode("utf-8", "surrogatepass") if utf8 is None else utf8)
 
 
 PLAIN = Packer(0)

@@ -37,6 +37,8 @@ class Fragment:
     kind: str
     text: str
     meta: str = ""  # tool name, error state, custom type: searchable, never shown as snippet
+    # The text's UTF-8 when scrub_all had it at hand, for packing (not part of the fragment).
+    utf8: bytes | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(slots=True)
@@ -89,10 +91,11 @@ def _s(value: Any) -> str | None:
 
 
 def project(entry: dict[str, Any], cwd: str | None, *, bounded: bool = True,
-            reveal: bool = False, extractors: Registry = EMPTY) -> Event:
+            reveal: bool = False, extractors: Registry = EMPTY, scrubbed: bool = True) -> Event:
     """Entry -> Event, its texts scrubbed (core/secrets.py: credentials masked unless `reveal`,
     controls stripped). `bounded=False` keeps full texts (exact reads). `extractors`: the custom
-    types whose data becomes `custom.entry` text."""
+    types whose data becomes `custom.entry` text. `scrubbed=False`: raw texts, for `scrub_all`
+    (which also bounds them) to scrub many events at once."""
     entry_type = _s(entry.get("type")) or "unknown"
     event = Event(entry_type=entry_type, context_role=CONTEXT_ROLES.get(entry_type, "metadata"))
     handler = _HANDLERS.get(entry_type)
@@ -100,20 +103,37 @@ def project(entry: dict[str, Any], cwd: str | None, *, bounded: bool = True,
         handler(event, entry, cwd or "")
     elif entry_type == "custom":
         _custom(event, entry, extractors)
-    # Masked before the head and tail are cut: a private key across the cut is still one block.
-    for frag in event.fragments:
-        frag.text, kinds = secrets.scan(frag.text, reveal=reveal)
-        if kinds:
-            _count(event.secrets, kinds)
-        if bounded and len(frag.text) > HEAD_CHARS + TAIL_CHARS:
-            frag.text = bound(frag.text)
-    for key in ("name", "label"):  # shown in traces and pickers: a session name, a label
-        if event.tree.get(key):
-            event.tree[key], kinds = secrets.scan(event.tree[key], reveal=reveal)
-            if key == "label" and kinds:
-                _count(event.secrets, kinds)
-    event.fragments = [f for f in event.fragments if f.text.strip()]
+    if scrubbed:
+        scrub_all([event], bounded=bounded, reveal=reveal)
     return event
+
+
+def scrub_all(events: list[Event], *, bounded: bool = True, reveal: bool = False,
+              utf8: bool = False) -> None:
+    """Scrubs the texts of events projected with `scrubbed=False`, searched together. `utf8`:
+    an unchanged text keeps its UTF-8 (`Fragment.utf8`), for packing."""
+    frags = [f for event in events for f in event.fragments]
+    scanned, encoded = secrets.scan_many([f.text for f in frags], reveal=reveal)
+    for i, (frag, (text, _)) in enumerate(zip(frags, scanned, strict=True)):
+        # Masked before the head and tail are cut: a private key across the cut is still one block.
+        if bounded and len(text) > HEAD_CHARS + TAIL_CHARS:
+            frag.text = bound(text)
+        else:
+            if utf8 and encoded is not None and text is frag.text:  # unchanged
+                frag.utf8 = encoded[i]
+            frag.text = text
+    counts = iter(kinds for _, kinds in scanned)
+    for event in events:
+        for _ in event.fragments:
+            kinds = next(counts)
+            if kinds:
+                _count(event.secrets, kinds)
+        for key in ("name", "label"):  # shown in traces and pickers: a session name, a label
+            if event.tree.get(key):
+                event.tree[key], kinds = secrets.scan(event.tree[key], reveal=reveal)
+                if key == "label" and kinds:
+                    _count(event.secrets, kinds)
+        event.fragments = [f for f in event.fragments if f.text.strip()]
 
 
 def _count(into: dict[str, int], kinds: Counter[str]) -> None:
