@@ -11,8 +11,10 @@ distribution and the server's own CPU per query (from /proc), which load does no
 --cold, each engine first indexes its own (emptied) index with the CLI in every round, measured
 as run.py's cold index is (wall time, MB/s, CPU of the indexer and its worker, peak RSS); the
 order of the engines is reversed every other round (A B B A ...), so neither always runs first.
-The engines are committed revisions, exported like run.py's --engine. Prints JSON (and writes
-it to --results).
+With --interleave, every engine's server runs at once and each query goes to one engine, then
+the next (the first of each turn rotating), so that the engines meet the same load at the same
+moment; without it, each engine's searches run in a round of their own. The engines are
+committed revisions, exported like run.py's --engine. Prints JSON (and writes it to --results).
 """
 
 from __future__ import annotations
@@ -94,6 +96,44 @@ def one_round(path: str, corpus: Path, index: Path, m: dict[str, Any],
     return out
 
 
+def interleaved_round(engines: dict[str, tuple[str, str, Path]], corpus: Path,
+                      m: dict[str, Any], mix: dict[str, list[dict[str, Any]]], n: int
+                      ) -> dict[str, dict[str, Any]]:
+    """Every engine's server up at once, each query sent to one, then the next, in turn (the
+    first of each turn rotates): the engines meet the same load at the same moment. Runs one
+    after the other met the machine at different speeds (this VM's drifts by 10 to 30% within
+    minutes), and the engine listed first was 5 to 15% slower."""
+    clients = {}
+    out: dict[str, dict[str, Any]] = {lb: {} for lb in engines}
+    try:
+        for label, (_, path, index) in engines.items():
+            c = LspClient([sys.executable, "-m", "pi_event_search", "serve"],
+                          engine_env(path, corpus, index, m), cwd=str(corpus))
+            clients[label] = c
+            c.initialize(m["roots"], {"watch": False})
+            c.wait_notification("piEvents/indexChanged", timeout=3600)
+        labels = list(clients)
+        for cls, variants in mix.items():
+            for q in variants:
+                for c in clients.values():
+                    c.request("piEvents/search", {"limit": 20, **q})
+            times: dict[str, list[float]] = {lb: [] for lb in labels}
+            cpu0 = {lb: proc_cpu_ms(c.proc.pid) for lb, c in clients.items()}
+            for i in range(n):
+                q = {"limit": 20, **variants[i % len(variants)]}
+                for k in range(len(labels)):
+                    lb = labels[(i + k) % len(labels)]
+                    t0 = time.perf_counter()
+                    clients[lb].request("piEvents/search", q)
+                    times[lb].append((time.perf_counter() - t0) * 1000)
+            for lb, c in clients.items():
+                out[lb][cls] = {"times": times[lb], "cpu": proc_cpu_ms(c.proc.pid) - cpu0[lb]}
+    finally:
+        for c in clients.values():
+            c.close()
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("corpus", type=Path)
@@ -107,6 +147,9 @@ def main() -> None:
     ap.add_argument("--cold", action="store_true",
                     help="each round, each engine first cold-indexes its own index (the CLI)")
     ap.add_argument("--results", type=Path, default=None, help="also write the JSON here")
+    ap.add_argument("--interleave", action="store_true",
+                    help="searches: every engine's server at once, one query to each in turn "
+                         "(after the round's cold indexes, if any)")
     args = ap.parse_args()
     m = orjson.loads((args.corpus / "manifest.json").read_bytes())
     mix = dict(QUERY_MIX)
@@ -122,6 +165,13 @@ def main() -> None:
     loads = []
     src = sum(f.stat().st_size for f in Path(m["sessions_dir"]).glob("*/*.jsonl"))
     cold: dict[str, list[dict[str, Any]]] = {lb: [] for lb in engines}
+
+    def add(label: str, per: dict[str, dict[str, Any]]) -> None:
+        for cls, r in per.items():
+            acc[label][cls]["times"] += r["times"]
+            acc[label][cls]["cpu"] += r["cpu"]
+            acc[label][cls]["round_p95"].append(round(dist(r["times"])["p95"], 2))
+
     for rnd in range(args.rounds):
         order = list(engines.items())
         for label, (_, path, index) in order if rnd % 2 == 0 else reversed(order):
@@ -130,14 +180,18 @@ def main() -> None:
                 print(f"round {rnd} {label}: cold index {cold[label][-1]['seconds']} s "
                       f"({cold[label][-1]['mb_per_s']} MB/s, CPU {cold[label][-1]['cpu_s']} s, "
                       f"load {cold[label][-1]['load_before']})", file=sys.stderr, flush=True)
+            if args.interleave:
+                continue
             loads.append(round(os.getloadavg()[0], 2))
-            for cls, r in one_round(path, args.corpus, index, m, mix,
-                                    args.queries).items():
-                acc[label][cls]["times"] += r["times"]
-                acc[label][cls]["cpu"] += r["cpu"]
-                acc[label][cls]["round_p95"].append(round(dist(r["times"])["p95"], 2))
+            add(label, one_round(path, args.corpus, index, m, mix, args.queries))
+        if args.interleave:
+            loads.append(round(os.getloadavg()[0], 2))
+            for label, per in interleaved_round(engines, args.corpus, m, mix,
+                                                args.queries).items():
+                add(label, per)
     total = args.rounds * args.queries
     res = {"load_average": loads, "rounds": args.rounds, "queries_per_class": total,
+           "interleaved": args.interleave,
            "engines": {lb: engines[lb][0] for lb in engines},
            "classes": {lb: {c: {**{k: round(v, 2) for k, v in dist(x["times"]).items()},
                                 "server_cpu_ms": round(x["cpu"] / total, 2),

@@ -4,8 +4,8 @@ text leaves the server (docs/design.md, "Credentials and control bytes").
 `scrub(text)` is the one call every surface makes: it strips C0/C1 controls and escape sequences
 (newline and tab stay) and replaces each credential with `[redacted: <kind>]`. `scan(text)` does the
 same and also counts the kinds it replaced, for the index (the events' `secrets` column, the audit,
-the `secrets` filter). `reveal=True` (a person asked; never a model) keeps credentials but still
-strips controls.
+the `secrets` filter); `scan_many(texts)` scans a batch of texts with one search (a first index).
+`reveal=True` (a person asked; never a model) keeps credentials but still strips controls.
 
 Speed: one pass of one trigger regex (RE2's DFA when google-re2 is installed, else Python's re)
 finds every place a rule could match: a known prefix (`sk-`, `ghp_`, `AKIA`, `eyJ`...), a

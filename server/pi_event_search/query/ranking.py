@@ -137,13 +137,12 @@ def _tier(conn: sqlite3.Connection, q: Query, match: str, below: int, phase: int
         exact = _matching(conn, narrowed(q, str(q.parsed.match)), rows)
         typed = {eid for fid, eid, *_ in rows if fid in exact}
         scored = [r for r in scored if r[1] not in typed]
-    sids = {eid: sid for _, eid, _, _, _, sid in rows}
-    return [(eid, fid, sids[eid]) for eid, fid in _coalesce(scored)], lower
+    return _coalesce(scored), lower
 
 
 def _scored(conn: sqlite3.Connection, match: str, rows: list[tuple[Any, ...]]
             ) -> list[tuple[Any, ...]]:
-    """(fid, eid, kind, score, ts_ms) of a tier's rows (fid, eid, kind, size, ts_ms, sid).
+    """(fid, eid, kind, score, ts_ms, sid) of a tier's rows (fid, eid, kind, size, ts_ms, sid).
 
     bm25 needs each phrase's document frequency, which FTS5 counts with a pass over every match
     in the index (2.4 ms for `error` at 1 GB, more for phrases and prefixes): a full tier of
@@ -153,13 +152,13 @@ def _scored(conn: sqlite3.Connection, match: str, rows: list[tuple[Any, ...]]
     window are not scored)."""
     if len(rows) >= CANDIDATES:
         avg = sum(size for _, _, _, size, _, _ in rows) / len(rows) or 1.0
-        return [(fid, eid, kind, -2.2 / (1.3 + 0.9 * size / avg), ts)
-                for fid, eid, kind, size, ts, _ in rows]
+        return [(fid, eid, kind, -2.2 / (1.3 + 0.9 * size / avg), ts, sid)
+                for fid, eid, kind, size, ts, sid in rows]
     fids = [fid for fid, *_ in rows]
     bm25 = dict(_tuples(conn).execute(
         f"SELECT rowid, bm25(fts, {COLUMN_WEIGHTS[0]}, {COLUMN_WEIGHTS[1]}) FROM fts "
         "WHERE fts MATCH ? AND rowid BETWEEN ? AND ?", (match, min(fids), max(fids))).fetchall())
-    return [(fid, eid, kind, bm25.get(fid, 0.0), ts) for fid, eid, kind, _, ts, _ in rows]
+    return [(fid, eid, kind, bm25.get(fid, 0.0), ts, sid) for fid, eid, kind, _, ts, sid in rows]
 
 
 def _matching(conn: sqlite3.Connection, match: str, rows: list[tuple[Any, ...]]) -> set[int]:
@@ -231,15 +230,15 @@ def _tuples(conn: sqlite3.Connection) -> sqlite3.Cursor:
     return cur
 
 
-def _coalesce(rows: list[tuple[Any, ...]]) -> list[tuple[int, int]]:
-    """One (eid, fid) per event, its strongest fragment as evidence; best score first, then
+def _coalesce(rows: list[tuple[Any, ...]]) -> list[tuple[int, int, int]]:
+    """One (eid, fid, sid) per event, its strongest fragment as evidence; best score first, then
     newest, then eid. Scores are negative (lower is better); a kind weight > 1 promotes."""
-    best: dict[int, tuple[float, int, int]] = {}
+    best: dict[int, tuple[float, int, int, int]] = {}
     weights = KIND_WEIGHTS
-    for fid, eid, kind, raw, ts in rows:
+    for fid, eid, kind, raw, ts, sid in rows:
         score = raw * weights.get(kind, 1.0)
         old = best.get(eid)
         if old is None or score < old[0] or (score == old[0] and fid < old[1]):
-            best[eid] = (score, fid, _NO_TIME if ts is None else ts)
+            best[eid] = (score, fid, _NO_TIME if ts is None else ts, sid)
     order = sorted(best.items(), key=lambda kv: (kv[1][0], -kv[1][2], kv[0]))
-    return [(eid, v[1]) for eid, v in order]
+    return [(eid, v[1], v[3]) for eid, v in order]
