@@ -683,12 +683,23 @@ def test_multiple_roots_and_status_counts(pi_home: PiHome, tmp_path: Path, capsy
     engine = Engine.open(pi_home.index, [])
     try:
         engine.refresh()
+        conn = engine.reader()
+        all_names = tuple(sbs)
         for roots, names in (([str(tmp_path / "a"), str(tmp_path / "b")], ("a", "b")),
                              ([str(tmp_path / "c")], ("c", "c2")), ([], ()),
-                             ([str(tmp_path / "d")], ())):
+                             ([str(tmp_path / "d")], ()), ([str(tmp_path / "a")], ("a",)),
+                             ([str(tmp_path / n) for n in "abc"], all_names),
+                             (None, all_names)):
             status = engine.status(Scope.of(roots))
             assert status["sessions"] == len(names)
             assert status["events"] == sum(len(sbs[n].ids) for n in names)
+            # status counts fragments from the smaller side (status._fragments): the same count
+            ids = [sbs[n].session_id for n in names]
+            seen = conn.execute(
+                "SELECT count(*) FROM fragments f JOIN events e ON e.eid = f.eid JOIN sessions s "
+                f"ON s.sid = e.sid WHERE s.session_id IN ({','.join('?' * len(ids))})",
+                ids).fetchone()[0]
+            assert status["fragments"] == seen and (seen > 0) == bool(names)
             text = json.dumps(status)
             assert not [n for n in sbs if n not in names and sbs[n].session_id in text]
     finally:

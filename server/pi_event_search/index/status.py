@@ -12,6 +12,23 @@ from pi_event_search.index import store
 from pi_event_search.source.discovery import SessionDir
 
 
+def _fragments(conn: sqlite3.Connection, visible: str, params: list[object]) -> int:
+    """The fragments of the visible sessions, walked from the side that holds fewer entries:
+    the visible sessions, or the others (then taken from the total, which the fragments' own
+    index counts at once). Joining every fragment to its event and session cost 45 ms at 1 GB,
+    and clients ask for the status after each change of the index. Sessions, their events and
+    fragments are only ever deleted together, so the total holds no fragment of no session."""
+    split = conn.execute(
+        f"SELECT coalesce(sum(s.entries), 0) AS everything, coalesce(sum(CASE WHEN ({visible}) "
+        "IS 1 THEN s.entries ELSE 0 END), 0) AS seen FROM sessions s", params).fetchone()
+    walk = ("SELECT count(*) AS n FROM sessions s CROSS JOIN events e ON e.sid = s.sid "
+            "CROSS JOIN fragments f ON f.eid = e.eid WHERE ")
+    if split["seen"] * 2 < split["everything"]:
+        return int(conn.execute(walk + visible, params).fetchone()["n"])
+    total = conn.execute("SELECT count(*) AS n FROM fragments").fetchone()["n"]
+    return int(total - conn.execute(walk + f"({visible}) IS NOT 1", params).fetchone()["n"])
+
+
 def status(conn: sqlite3.Connection, index_path: Path, dirs: list[SessionDir],
            scope: Scope | None) -> StatusResult:
     visible, params = (scope or Scope(None)).session_sql("s")
@@ -21,9 +38,7 @@ def status(conn: sqlite3.Connection, index_path: Path, dirs: list[SessionDir],
     secret_events = conn.execute(
         "SELECT count(*) AS n FROM events e JOIN sessions s ON s.sid = e.sid "
         f"WHERE e.secrets IS NOT NULL AND {visible}", params).fetchone()["n"]
-    fragments = conn.execute(
-        f"SELECT count(*) AS n FROM fragments f JOIN events e ON e.eid = f.eid "
-        f"JOIN sessions s ON s.sid = e.sid WHERE {visible}", params).fetchone()["n"]
+    fragments = _fragments(conn, visible, params)
 
     def listing(state: str) -> list[SessionProblem]:
         return [{"sessionId": r["session_id"], "path": r["path"], "error": r["error"]}
