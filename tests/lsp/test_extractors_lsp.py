@@ -18,7 +18,7 @@ from builder import SessionBuilder
 from lsp.conftest import wait_for
 from support import PiHome
 
-TODO = {"customType": "todo-state", "fields": ["title", "items.*.text"], "label": "Todos"}
+TODO_STATE = {"customType": "todo-state", "fields": ["title", "items.*.text"], "label": "Todos"}
 NOTE = {"customType": "note-state", "fields": ["body", "tags.*"], "label": "Notes"}
 KEY = "AKIAQYLPMN5HHHFPZAM2"
 
@@ -78,7 +78,7 @@ async def test_registered_types_are_found_labelled_and_masked(start, pi_home, tm
     proj.mkdir()
     c = Corpus(pi_home.sessions, str(proj))
     client = await start([str(proj)], options={"piEvents": {"extractors": [
-        TODO, NOTE, {"customType": "broken-state", "fields": []}]}})
+        TODO_STATE, NOTE, {"customType": "broken-state", "fields": []}]}})
     await wait_for(lambda: any("broken-state" in m.message and "ignored" in m.message
                                for m in client.log_messages))
     [hit] = await _search(client, "wombatmilk")
@@ -102,11 +102,11 @@ async def test_a_server_never_shows_a_type_its_registry_lacks(start, pi_home, tm
     proj = tmp_path / "proj"
     proj.mkdir()
     c = Corpus(pi_home.sessions, str(proj))
-    writer = await start([str(proj)], options={"piEvents": {"extractors": [TODO, NOTE]}})
+    writer = await start([str(proj)], options={"piEvents": {"extractors": [TODO_STATE, NOTE]}})
     assert await _search(writer, "platypusnote")
     # Another process on the same index: the writer indexed the note's text, this one's registry
     # does not name its type.
-    todo_only = await start([str(proj)], options={"extractors": [TODO]}, wait_indexed=False)
+    todo_only = await start([str(proj)], options={"extractors": [TODO_STATE]}, wait_indexed=False)
     assert len(await _until(todo_only, "wombatmilk", 1)) == 1
     assert await _search(todo_only, "platypusnote") == []
     assert await _search(todo_only, "remember", kind=["custom.entry"]) == []
@@ -134,11 +134,11 @@ async def test_a_changed_setting_projects_again_only_the_sessions_concerned(
     proj = tmp_path / "proj"
     proj.mkdir()
     c = Corpus(pi_home.sessions, str(proj))
-    client = await start([str(proj)], options={"piEvents": {"extractors": [TODO]}})
+    client = await start([str(proj)], options={"piEvents": {"extractors": [TODO_STATE]}})
     assert await _search(client, "platypusnote") == []
     before = {s.session_id: _rows(pi_home.index, s.session_id) for s in (c.todo, c.note, c.plain)}
     client.workspace_did_change_configuration(t.DidChangeConfigurationParams(
-        settings={"piEvents": {"extractors": [TODO, NOTE]}}))
+        settings={"piEvents": {"extractors": [TODO_STATE, NOTE]}}))
     [hit] = await _until(client, "platypusnote", 1)
     assert hit["snippet"] == "Notes: remember platypusnote"
     after = {s: _rows(pi_home.index, s) for s in before}

@@ -11,7 +11,7 @@ from typing import Any
 from pihelp import Project
 from test_pi_extension import Transcript, run_pi, text_of
 
-TODO = {"customType": "todo-state", "fields": ["title", "items.*.text"], "label": "Todos"}
+TODO_STATE = {"customType": "todo-state", "fields": ["title", "items.*.text"], "label": "Todos"}
 NOTE = {"customType": "note-state", "fields": ["body"], "label": "Notes"}
 KEY = "AKIAQYLPMN5HHHFPZAM2"
 
@@ -22,7 +22,7 @@ def test_pi_settings_name_the_extractors(project: Project) -> None:
         {"text": "buy wombatmilk"}, {"text": f"deploy key {KEY} zebrakey"}]})
     note = sb.custom("note-state", {"body": "remember platypusnote"})
     sb.custom("diary-state", {"body": "unregistered kangaroonote"})
-    (project.agent / "settings.json").write_text(json.dumps({"eventSearch": {"extractors": [TODO]}}))
+    (project.agent / "settings.json").write_text(json.dumps({"eventSearch": {"extractors": [TODO_STATE]}}))
     (project.root / ".pi").mkdir()
     # The project adds a type, and cannot change the user's (this entry would index `title` only).
     (project.root / ".pi" / "settings.json").write_text(json.dumps({"eventSearch": {"extractors": [
