@@ -274,8 +274,10 @@ def remove_older_versions(current: Path) -> None:
         if users is None:
             continue
         try:
-            for extra in ("", "-wal", "-shm", ".fts-load.sqlite3", ".open.lock", ".writer"):
+            for extra in ("", "-wal", "-shm", ".open.lock", ".writer", ".writer.cas"):
                 Path(f"{old}{extra}").unlink(missing_ok=True)
+            for side in old.parent.glob(f"{old.name}.fts-load*"):  # a bulk load's side files
+                side.unlink(missing_ok=True)
         finally:
             Path(f"{old}.users").unlink(missing_ok=True)
             locks.unlock(users)
