@@ -102,6 +102,19 @@ def stopped(pid: int) -> bool:
     return stat[stat.rindex(")") + 2:].startswith("T")
 
 
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
 def _epoch(conn: sqlite3.Connection) -> int:
     row = conn.execute("SELECT value FROM meta WHERE key = 'lease'").fetchone()
     return int(row["value"]) if row is not None else 0
@@ -301,8 +314,11 @@ class Lease:
             if seen is None or (seen.pid, seen.epoch) != (pid, epoch):
                 return
             os.pwrite(cas, f"wake {pid} {epoch}".ljust(63).encode() + b"\n", 0)
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGCONT)
+        # Its children too: a Ctrl-Z stopped its process group, the full-text worker with it,
+        # and a holder waiting on a stopped worker's full pipe would never reach its commit.
+        for target in (*_children(pid), pid):
+            with contextlib.suppress(OSError):
+                os.kill(target, signal.SIGCONT)
 
     def release(self) -> None:
         with _HELD_LOCK:
