@@ -364,7 +364,7 @@ def _drop(held: _Held) -> None:
     held.stop.set()
     if held.thread is not None and held.thread is not threading.current_thread():
         held.thread.join()
-    if held.epoch > 0:
+    if held.epoch > 0 and not held.lost:  # lost: the record may still be ours, the lease not
         with contextlib.suppress(OSError):
             held.write(0.0)
     locks.unlock(held.fd)
