@@ -9,6 +9,7 @@ import random
 import re
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -289,3 +290,27 @@ def test_without_the_extra_says_how_to_get_it(tmp_path):
     assert "pi-event-search[mcp]" in out.stderr and "Traceback" not in out.stderr
 
 
+
+
+def test_pi_session_found_by_its_call(pi_home, tmp_path):
+    """The call's own entry is the cutoff; an answered call with the same arguments is not; with
+    the call not on disk yet, the newest session file of the roots and its last entry."""
+    from pi_event_search.mcp import caller
+    from pi_event_search.source.discovery import SessionDir
+
+    mine, elsewhere = _project(tmp_path, "mine"), _project(tmp_path, "elsewhere")
+    dirs = [SessionDir(str(pi_home.sessions), True)]
+    start = time.time_ns()
+    cur, call, args = _pi_session(pi_home, mine)
+    noise = SessionBuilder(pi_home.sessions, str(elsewhere))  # newer, not under the roots
+    noise.assistant(tool_calls=[("x", "mcp__pi_events__event_search", args)])
+    found = caller.current_session(dirs, [str(mine)], start, "event_search", args)
+    assert found == caller.Current(cur.session_id, call, str(cur.path), "mcp__pi_events__")
+    assert caller.current_session(dirs, [str(mine)], start, "event_read", args).cutoff == call
+    cur.tool_result("mcp1", "mcp__pi_events__event_search", "answered")
+    last = cur.ids[-1]
+    again = caller.current_session(dirs, [str(mine)], start, "event_search", args)
+    assert again is not None and (again.session_id, again.cutoff, again.prefix) == \
+        (cur.session_id, last, "")
+    assert caller.current_session(dirs, [str(mine)], time.time_ns() + 10**12, "event_search",
+                                  args) is None

@@ -57,6 +57,8 @@ class Current:
     session_id: str
     cutoff: str
     path: str
+    prefix: str = ""  # what Pi put before the tool's name: mcp__<server>__
+
 
     def wire(self) -> dict[str, str]:
         return {"sessionId": self.session_id, "cutoff": self.cutoff}
@@ -92,8 +94,10 @@ def _same_tool(called: Any, tool: str) -> bool:
     return isinstance(called, str) and (called == tool or called.endswith(f"__{tool}"))
 
 
-def _holding_call(entries: list[dict[str, Any]], tool: str, args: dict[str, Any]) -> str | None:
-    """The id of the newest assistant entry with an unanswered call of `tool` with `args`."""
+def _holding_call(entries: list[dict[str, Any]], tool: str, args: dict[str, Any]
+                  ) -> tuple[str, str] | None:
+    """The id of the newest assistant entry with an unanswered call of `tool` with `args`, and
+    the prefix of the tool's name there."""
     answered: set[str] = set()
     for entry in entries:
         message = entry.get("message") if entry.get("type") == "message" else None
@@ -109,7 +113,7 @@ def _holding_call(entries: list[dict[str, Any]], tool: str, args: dict[str, Any]
                     and _same_tool(block.get("name"), tool) \
                     and (block.get("arguments") or {}) == args \
                     and str(block.get("id")) not in answered and isinstance(entry.get("id"), str):
-                return str(entry["id"])
+                return str(entry["id"]), str(block["name"])[:-len(tool)]
     return None
 
 
@@ -139,7 +143,7 @@ def current_session(dirs: list[SessionDir], roots: list[str], started_ns: int, t
             continue
         held = _holding_call(entries, tool, args)
         if held is not None:
-            return Current(header["id"], held, path)
+            return Current(header["id"], held[0], path, held[1])
         last = _last_id(entries)
         if newest is None and last is not None:
             newest = Current(header["id"], last, path)

@@ -184,7 +184,7 @@ class McpApp:
         cur = await self.current(ctx, engine, roots, name, args)
         wire = cur.wire() if cur else None
         if name == "event_search":
-            p = tools.search(args, roots[0], wire)
+            p = tools.search(args, roots[0], wire, cur.prefix if cur else "")
             mine = cur is not None and p.filters.session_id == cur.session_id
             await self._fresh(engine, cur, mine)
             scope = Scope.of(roots, *p.current) if p.current else Scope.of(roots)

@@ -27,7 +27,10 @@ SESSIONS_LIMIT, SESSIONS_MAX = 20, 50
 KINDS = ("user.text", "assistant.text", "tool.call", "tool.result", "bash.command", "bash.output",
          "summary.compaction", "summary.branch", "custom.message", "custom.entry", "session.name")
 # The tools' own calls and answers only repeat earlier hits: left out of a search unless named.
+# In Pi's sessions, an MCP server's tools are mcp__<server>__<tool>: the server name of the README's
+# `pi mcp add pi-events`, and the one a Pi caller's own call shows.
 OWN_TOOLS = ("event_search", "event_read", "event_trace", "event_sessions")
+PI_PREFIX = "mcp__pi_events__"
 READ_LENGTH = 12000  # characters per part by default: what fits the answer
 
 
@@ -176,10 +179,17 @@ def _path(value: Any, root: str) -> Any:
     return value
 
 
-def _filters(args: dict[str, Any], root: str) -> dict[str, Any]:
+def own_tools(prefix: str = "") -> list[str]:
+    """Every name the tools' own calls are recorded under: the Pi extension's, and Pi's MCP ones."""
+    prefixes = dict.fromkeys(["", PI_PREFIX, prefix])
+    return [p + t for p in prefixes for t in OWN_TOOLS]
+
+
+def _filters(args: dict[str, Any], root: str, prefix: str = "") -> dict[str, Any]:
     f: dict[str, Any] = {}
-    if args.get("tool") not in OWN_TOOLS:
-        f["excludeTool"] = list(OWN_TOOLS)
+    own = own_tools(prefix)
+    if args.get("tool") not in own:
+        f["excludeTool"] = own
     kinds = args.get("kinds")
     if isinstance(kinds, str):  # one kind given as a string is a list of one
         kinds = [kinds]
@@ -198,12 +208,13 @@ def _filters(args: dict[str, Any], root: str) -> dict[str, Any]:
     return f
 
 
-def search(args: dict[str, Any], root: str, current: dict[str, str] | None) -> SearchParams:
+def search(args: dict[str, Any], root: str, current: dict[str, str] | None,
+           prefix: str = "") -> SearchParams:
     _known(args, SEARCH)
     _bounded(args, "limit", 1, SEARCH_MAX)
     _enum(args, "branchState", ["selected", "alternate", "unknown"])
     params: dict[str, Any] = {"query": args["query"], "limit": args.get("limit") or SEARCH_LIMIT,
-                              "filters": _filters(args, root), "cursor": args.get("cursor"),
+                              "filters": _filters(args, root, prefix), "cursor": args.get("cursor"),
                               "groupBy": args.get("groupBy")}
     if current:
         params["currentSession"] = current
