@@ -4,6 +4,8 @@ errors, Pi's own session left out, and no planted credential in any answer."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import random
 import re
@@ -314,3 +316,20 @@ def test_pi_session_found_by_its_call(pi_home, tmp_path):
         (cur.session_id, last, "")
     assert caller.current_session(dirs, [str(mine)], time.time_ns() + 10**12, "event_search",
                                   args) is None
+
+
+async def test_concurrent_calls_each_get_their_answer(pi_home, tmp_path):
+    """The SDK runs calls concurrently; the engine's reads run one at a time, each answered."""
+    mine = _project(tmp_path, "mine")
+    sb = SessionBuilder(pi_home.sessions, str(mine))
+    words = [f"marker{n}word" for n in range(12)]
+    for word in words:
+        sb.user(f"a note about {word}")
+    async with connect(pi_home, mine) as (c, _):
+        answers = await asyncio.gather(*(ok(c, "event_search", {"query": w}) for w in words),
+                                       ok(c, "event_sessions", {}),
+                                       ok(c, "event_read", {"ref": f"pi-event:{sb.session_id}/"
+                                                                   f"{sb.ids[0]}"}))
+    for word, body in zip(words, answers, strict=False):
+        assert f"1 hit for {json.dumps(word)}" in body and f"«{word}»" in body
+    assert sb.session_id in answers[-2] and "a note about marker0word" in answers[-1]
