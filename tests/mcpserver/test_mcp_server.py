@@ -333,3 +333,22 @@ async def test_concurrent_calls_each_get_their_answer(pi_home, tmp_path):
     for word, body in zip(words, answers, strict=False):
         assert f"1 hit for {json.dumps(word)}" in body and f"«{word}»" in body
     assert sb.session_id in answers[-2] and "a note about marker0word" in answers[-1]
+
+
+async def test_two_servers_share_one_index(pi_home, tmp_path):
+    """Two agents' servers on one index: one writes (indexes, watches), the other reads what it
+    commits; a session Pi appends to later reaches both."""
+    mine = _project(tmp_path, "mine")
+    sb = SessionBuilder(pi_home.sessions, str(mine))
+    sb.user("first note about the platypus")
+    async with connect(pi_home, mine) as (one, _), connect(pi_home, mine) as (two, _):
+        for c in (one, two):
+            assert "platypus" in await ok(c, "event_search", {"query": "platypus"})
+        sb.user("a later note about the echidna")
+        loop = asyncio.get_running_loop()
+        for c in (one, two):
+            end = loop.time() + 60
+            while "1 hit" not in (seen := await ok(c, "event_search", {"query": "echidna"})):
+                assert loop.time() < end, seen
+                await asyncio.sleep(0.2)
+    assert len(list(pi_home.index.parent.glob("*.sqlite3"))) == 1
