@@ -199,14 +199,18 @@ def groups(found: list[Group], next_cursor: str | None, indexing: Indexing | Non
         return (f"{hidden} more session{'' if hidden == 1 else 's'} not shown, to stay within "
                 f"{max_chars} characters: narrow the query or lower limit.")
 
-    lines = _fit((group_line(g, i + 1) for i, g in enumerate(found)), max_chars
-                 - len(head(total)) - len(more(total)) - 400 - len(next_cursor or "") - len(note))
+    def tail(cursor: str | None) -> list[str]:
+        return [*_more(cursor, "sessions", "kinds, tool, since, until, file"),
+                "event_read a ref for the event; event_search with sessionId (the ref's part "
+                "before /) for every match of one session."]
+
+    # Room for the lines: the budget less what surrounds them at their longest.
+    room = (max_chars - len(head(total)) - len(more(total)) - len("\n".join(tail(next_cursor)))
+            - len(note) - 4)
+    lines = _fit((group_line(g, i + 1) for i, g in enumerate(found)), room)
     hidden = total - len(lines)
-    tail = [*_more(None if hidden else next_cursor, "sessions",
-                   "kinds, tool, since, until, file"),
-            "event_read a ref for the event; event_search with sessionId (the ref's part before /) "
-            "for every match of one session."]
-    text = "\n".join([head(len(lines)), *lines, *([more(hidden)] if hidden else []), *tail]) + note
+    text = "\n".join([head(len(lines)), *lines, *([more(hidden)] if hidden else []),
+                      *tail(None if hidden else next_cursor)]) + note
     return Formatted(text, len(lines), hidden > 0)
 
 
