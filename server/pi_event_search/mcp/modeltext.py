@@ -1,8 +1,9 @@
 """What a model reads from the MCP tools: compact text, one short block per hit or node, bounded by
 a character budget, always saying what was left out and how to get it, framed as quoted history.
 
-The same frame and lines as the Pi tools' (clients/pi/src/format.ts and untrusted.ts), kept in
-step by hand: a model that used both gets the same answers. Two additions the Pi tools lack: the
+The same frame and lines as the Pi tools' (clients/pi/src/format.ts and untrusted.ts): a model that
+used both gets the same answers (tests/mcpserver/test_modeltext_parity.py runs both on the same
+results). Two additions the Pi tools lack: the
 search and the sessions list name their `cursor`, and `sessions` has its own lines. Pure functions;
 the result passes through `secrets.scrub` last, whatever the server answered before.
 """
