@@ -352,3 +352,15 @@ async def test_two_servers_share_one_index(pi_home, tmp_path):
                 assert loop.time() < end, seen
                 await asyncio.sleep(0.2)
     assert len(list(pi_home.index.parent.glob("*.sqlite3"))) == 1
+
+
+async def test_an_unusable_index_is_a_clear_tool_error(pi_home, tmp_path):
+    mine = _project(tmp_path, "mine")
+    occupied = tmp_path / "a-directory.sqlite3"
+    occupied.mkdir()
+    async with connect(pi_home, mine, args=("--index", str(occupied))) as (c, _):
+        assert len((await c.list_tools()).tools) == 4
+        for _ in range(2):  # said again, and the server still serves
+            message = await failed(c, "event_search", {"query": "x"})
+            assert message.startswith("pi-event-search cannot use its index: ")
+            assert str(occupied) in message and "Retrying will not help" in message

@@ -73,6 +73,7 @@ class McpApp:
         self.cwd = cwd or os.getcwd()
         self.engine: Engine | None = None
         self.engine_error: str | None = None
+        self.failed = False  # the index cannot be used, and retrying cannot help
         self.opened = asyncio.Event()
         self.settled = asyncio.Event()  # this server's first pass is done (or it waited for one)
         self.stop = asyncio.Event()
@@ -98,7 +99,7 @@ class McpApp:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
             except Exception as exc:  # noqa: BLE001 - final: every call says why
-                self.engine_error = str(exc) or type(exc).__name__
+                self.engine_error, self.failed = str(exc) or type(exc).__name__, True
                 break
         self.opened.set()
         engine = self.engine
@@ -133,9 +134,13 @@ class McpApp:
     async def ready_engine(self) -> Engine:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.opened.wait(), OPEN_WAIT)
+        if self.engine is None and self.failed:
+            raise ToolError(f"pi-event-search cannot use its index: {self.engine_error}. Retrying "
+                            "will not help: tell the user (the server's --index, or "
+                            "PI_EVENT_SEARCH_INDEX, names it).")
         if self.engine is None:
-            raise ToolError(f"pi-event-search: the index is unavailable: "
-                            f"{self.engine_error or 'still opening'}; try again in a moment.")
+            raise ToolError(f"pi-event-search: the index is still being opened "
+                            f"({self.engine_error or 'starting'}); try again in a moment.")
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.settled.wait(), FIRST_PASS_WAIT)
         return self.engine
