@@ -232,6 +232,9 @@ class McpApp:
             await asyncio.to_thread(engine.refresh_paths, {cur.path}, REINDEX_WAIT)
 
 
+EXPECTED = (ToolError, EngineError, BadParams, MissingCutoff, QueryTooLong, StaleCursor)
+
+
 def explained(exc: BaseException) -> str:
     """The model's message for a failed call: what was wrong and what to do."""
     if isinstance(exc, ToolError):
@@ -262,7 +265,7 @@ def build(app: McpApp) -> Server[Any]:
         try:
             text = await app.call(ctx, params.name, dict(params.arguments or {}))
         except Exception as exc:  # noqa: BLE001 - every failure is the tool's error result
-            if not isinstance(exc, ToolError | EngineError | BadParams | MissingCutoff):
+            if not isinstance(exc, EXPECTED):  # a bug: its traceback goes to the log
                 log.exception("pi-event-search: %s failed", params.name)
             return types.CallToolResult(content=[types.TextContent(text=explained(exc))],
                                         is_error=True)

@@ -12,6 +12,7 @@ from typing import Any
 
 from pi_event_search.core.errors import EngineError
 from pi_event_search.core.eventref import Ref
+from pi_event_search.core.timestamps import parse_time
 from pi_event_search.lsp.params import (
     BadParams,
     ReadParams,
@@ -200,6 +201,14 @@ def _filters(args: dict[str, Any], root: str, prefix: str = "") -> dict[str, Any
     for key, name in (("tool", "tool"), ("branchState", "branchState")):
         if args.get(key) is not None:
             f[name] = args[key]
+    for key in ("since", "until"):
+        if args.get(key) is not None:
+            if not isinstance(args[key], str):
+                raise BadParams(f"{key} must be a string (an ISO date or time)")
+            try:  # checked here to name the argument as the model gave it
+                parse_time(args[key], key)
+            except EngineError as exc:
+                raise BadParams(str(exc)) from exc
     for key in ("since", "until", "sessionId", "errors"):
         if args.get(key) is not None:
             f[key] = args[key]
