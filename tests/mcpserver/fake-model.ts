@@ -3,7 +3,9 @@
  * "fake-1", that calls the tools Pi gives it from an MCP server. The script is a JSON file named by
  * $PI_FAKE_SCRIPT: {"turns": [{"calls": [{"name": "mcp__pi_events__event_search", "args": {...}}]},
  * ..., {"text": "done"}]}. In a string argument, "$REF" is the first pi-event reference in the latest
- * batch of tool results, and "$SESSION" the current session's id.
+ * batch of tool results, and "$SESSION" the current session's id. With $PI_FAKE_WAIT_TOOL set, the
+ * first prompt waits (up to 120 s) until Pi has that tool: Pi itself waits only 10 s for an MCP
+ * server to connect, which a loaded machine can exceed.
  */
 import { readFileSync } from "node:fs";
 import { type Context, fauxAssistantMessage, fauxToolCall, getApiProvider, registerFauxProvider } from "@earendil-works/pi-ai";
@@ -27,6 +29,15 @@ function latestRef(context: Context): string {
 
 export default function (pi: ExtensionAPI): void {
 	const script = JSON.parse(readFileSync(process.env.PI_FAKE_SCRIPT as string, "utf8")) as { turns: Turn[] };
+	const waitTool = process.env.PI_FAKE_WAIT_TOOL;
+	if (waitTool) {
+		pi.on("before_agent_start", async () => {
+			const end = Date.now() + 120_000;
+			while (!pi.getAllTools().some((t) => t.name === waitTool) && Date.now() < end) {
+				await new Promise((resolve) => setTimeout(resolve, 100));
+			}
+		});
+	}
 	let sessionId = "";
 	pi.on("session_start", (_event, ctx) => {
 		sessionId = ctx.sessionManager.getSessionId();

@@ -93,7 +93,8 @@ def test_pi_turn_uses_the_mcp_server(pi_home, tmp_path):
         {"calls": [{"name": TOOL + "event_read", "args": {"ref": "no reference"}}]},
         {"text": "done"},
     ]}))
-    turn = _pi(node, {**env, "PI_FAKE_SCRIPT": str(script)}, proj, "-p", "--offline", "-nc",
+    turn = _pi(node, {**env, "PI_FAKE_SCRIPT": str(script),
+                      "PI_FAKE_WAIT_TOOL": TOOL + "event_sessions"}, proj, "-p", "--offline", "-nc",
                "-e", str(FAKE_MODEL), "--provider", "fake", "--model", "fake-1",
                "find the quixotic zebracorn deploy")
     assert turn.returncode == 0, turn.stdout + turn.stderr
