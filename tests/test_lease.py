@@ -403,3 +403,37 @@ def test_a_holder_writing_a_recreated_index_carries_its_epoch_over(tmp_path: Pat
     finally:
         conn.close()
         holder.release()
+
+
+# -- the side file belongs to the lease ------------------------------------------------------
+
+
+def test_a_new_writer_never_waits_on_a_stopped_holders_side_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A holder stopped between two transactions of its bulk load keeps its side file locked
+    (its flock goes with it): the next holder's every bulk pass waited 120 s on it and failed.
+    Now the side file is the lease epoch's own; an older epoch's is deleted, locked or not."""
+    monkeypatch.setenv("PIES_FTS_LOAD", "1")
+    monkeypatch.setattr(ftsload, "OTHER_LOADER_WAIT", 3.0)  # a wait would fail in seconds
+    sessions = tmp_path / "sessions"
+    for i in range(6):
+        SessionBuilder(sessions, f"/home/dev/p{i}").user(f"question {i} " + "context " * 300)
+    index = tmp_path / "index.sqlite3"
+    store.connect(index).close()
+    raw = sqlite3.connect(index, isolation_level=None)
+    raw.execute("INSERT INTO meta(key, value) VALUES ('lease', '7')")  # the stopped holder's
+    raw.execute("INSERT INTO meta(key, value) VALUES ('fts_load', '1')")  # its load, unfinished
+    raw.close()
+    stale = Path(f"{index}.fts-load-7.sqlite3")
+    held = locks.try_lock(stale)  # as the stopped holder keeps it
+    assert held is not None
+    e = Engine(index, default_dirs(sessions, []))
+    try:
+        assert e.refresh().changed.get("rebuilt") == 6
+        assert _epoch(index) == 8
+        assert not stale.exists(), "the stopped holder's side file was left"
+        assert not list(tmp_path.glob("index.sqlite3.fts-load*"))
+        assert e.search("question", Filters(), ALL).hits
+    finally:
+        e.close()
+        locks.unlock(held)
