@@ -118,8 +118,8 @@ class FtsLoad(FullText):
         self.feeding = True  # until close_input: rows go to the side database
         self.lock: int | None = None
         self.abandoned = False
-        for stale in side_files(_main_file(conn)):  # older leases' and killed loads' files
-            if stale.name != path.name:
+        for stale in side_files(_main_file(conn)):  # older leases' files (this lease's own
+            if not stale.name.startswith(path.name):  # may be another engine's, loading)
                 stale.unlink(missing_ok=True)
         self.lock = locks.wait_lock(path, OTHER_LOADER_WAIT, "another engine's bulk load")
         try:
