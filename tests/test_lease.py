@@ -437,3 +437,19 @@ def test_a_new_writer_never_waits_on_a_stopped_holders_side_file(
     finally:
         e.close()
         locks.unlock(held)
+
+
+def test_a_woken_holder_knows_it_even_when_its_write_lost_first(tmp_path: Path) -> None:
+    """Woken to hand over, the holder's next write transaction may find the taker's epoch before
+    its heartbeat thread reads the wake-up request: it must still stop itself again (the
+    request, not the order, says why it runs)."""
+    record = tmp_path / "index.sqlite3.writer"
+    held = lease._Held(record, os.open(record, os.O_RDWR | os.O_CREAT), flock=False, epoch=5)
+    assert held.write(time.monotonic())
+    Path(f"{record}.cas").write_text(f"wake {os.getpid()} 5".ljust(63) + "\n")
+    held.lost = True  # the guard found epoch 6 first
+    lease._drop(held)
+    assert held.woken
+    other = lease._Held(record, os.open(record, os.O_RDWR), flock=False, epoch=4)
+    lease._drop(other)  # a request naming another holder wakes nobody here
+    assert not other.woken

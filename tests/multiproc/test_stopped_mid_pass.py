@@ -111,7 +111,12 @@ def stopped_mid_pass(tmp: Path, size: str, into: float = 1.0) -> dict[str, Any]:
         out["takeover_s"] = since()
         _until(lambda: _hits(b, NEEDLE), _scaled(300), "the append answered by B")
         out["append_s"] = since()
-        out["stopped_again"] = _state(stopped) == "T"
+        # Woken to hand over, it lets go of its pass and stops itself a moment after B's claim.
+        try:
+            _until(lambda: _state(stopped) == "T", _scaled(60), "the stopped writer stopped again")
+            out["stopped_again"] = True
+        except AssertionError:
+            out["stopped_again"] = False
         cas = Path(f"{home.index}.writer.cas")  # the taker's wake-up request, if it needed one
         out["woken"] = cas.exists() and cas.read_text().split()[:2] == ["wake", str(stopped)]
         _until(lambda: _server_state(b)["state"] == "ready", _scaled(600),

@@ -364,6 +364,9 @@ def _drop(held: _Held) -> None:
     held.stop.set()
     if held.thread is not None and held.thread is not threading.current_thread():
         held.thread.join()
+    if not held.woken and held.epoch > 0:  # woken, but the write lost before the beat saw it
+        with _cas(held.path) as cas:
+            held.woken = cas is not None and _wake_request(cas) == (os.getpid(), held.epoch)
     if held.epoch > 0 and not held.lost:  # lost: the record may still be ours, the lease not
         with contextlib.suppress(OSError):
             held.write(0.0)
