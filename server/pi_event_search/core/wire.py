@@ -15,6 +15,14 @@ class Source(TypedDict):
     byteOffset: int
 
 
+class TurnContext(TypedDict):
+    """The event of the same turn (a call's result, a question's answer, or the other way round)
+    that supplied some of a hit's words."""
+    ref: str
+    entryId: str
+    matched: list[str]  # the query terms it supplied (also in the hit's `matched`)
+
+
 class Hit(TypedDict):
     ref: str
     sessionId: str
@@ -35,6 +43,12 @@ class Hit(TypedDict):
     contextRole: str
     selectionState: str
     source: Source
+    # The query's terms (as typed, a quoted phrase with its quotes) the event holds, or its turn
+    # holds (`context`); and those neither holds. Both empty for an empty query and for hits
+    # that do not come from a query (file history).
+    matched: list[str]
+    missing: list[str]
+    context: TurnContext | None
 
 
 class Indexing(TypedDict):
@@ -45,9 +59,20 @@ class Indexing(TypedDict):
     percent: int  # of sessions, 0-100
 
 
+class Correction(TypedDict):
+    word: str  # as typed: it matches nothing anywhere in the index
+    suggestion: str  # the nearest indexed word, searched in its place
+
+
+class DidYouMean(TypedDict):
+    query: str  # the query with every correction applied
+    corrections: list[Correction]
+
+
 class SearchResult(TypedDict):
     hits: list[Hit]
     nextCursor: str | None
+    didYouMean: NotRequired[DidYouMean | None]
     indexing: NotRequired[Indexing | None]
 
 
@@ -100,6 +125,7 @@ class Group(SessionBase):
 class GroupedResult(TypedDict):
     sessions: list[Group]
     nextCursor: str | None
+    didYouMean: NotRequired[DidYouMean | None]
     indexing: NotRequired[Indexing | None]
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from pi_event_search.core import cursors
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.filters import Filters
-from pi_event_search.core.wire import Group
+from pi_event_search.core.wire import DidYouMean, Group
 from pi_event_search.index import store
 from pi_event_search.query.parse import parse
 from pi_event_search.query.ranking import (
@@ -51,16 +51,17 @@ from pi_event_search.query.sessioninfo import about
 class GroupPage:
     groups: list[Group]
     next_cursor: str | None
+    did_you_mean: DidYouMean | None = None
 
 
 def grouped(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope, *,
             limit: int = 20, cursor: str | None = None, prefix_last: bool = False,
-            reveal: bool = False) -> GroupPage:
+            reveal: bool = False, exact: bool = False) -> GroupPage:
     """A page of `limit` sessions (1..200) of the results of a search."""
     limit = max(1, min(limit, MAX_LIMIT))
     parsed = parse(query, prefix_last=prefix_last)
     key = cursors.key("groupBy", "session", query, asdict(filters), scope.roots,
-                      scope.current_session, scope.cutoff, prefix_last)
+                      scope.current_session, scope.cutoff, prefix_last, exact)
     with snapshot(conn):
         gen = store.generation(conn)
         at = cursors.decode(cursor, key, gen, other="query or filters",

@@ -16,7 +16,7 @@ from pi_event_search.core import cursors
 from pi_event_search.core.authz import Scope, under_sql
 from pi_event_search.core.cursors import StaleCursor as StaleCursor  # its home; imported from here too
 from pi_event_search.core.filters import Filters as Filters  # its home; imported from here too
-from pi_event_search.core.wire import Hit
+from pi_event_search.core.wire import DidYouMean, Hit
 from pi_event_search.index import store
 from pi_event_search.query.asof import AsOf, as_of, unfiltered
 from pi_event_search.query.filepaths import relative_tail, targets
@@ -33,6 +33,7 @@ MAX_LIMIT = 200
 class Page:
     hits: list[Hit]
     next_cursor: str | None
+    did_you_mean: DidYouMean | None = None
 
 
 def _in(column: str, values: list[str], where: list[str], params: list[Any]) -> None:
@@ -136,11 +137,13 @@ def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
 
 
 def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope, *,
-           limit: int = 20, cursor: str | None = None, prefix_last: bool = False) -> Page:
+           limit: int = 20, cursor: str | None = None, prefix_last: bool = False,
+           exact: bool = False) -> Page:
+    """A page of hits; `exact` (protocol `match: "all"`): only events holding every word."""
     limit = max(1, min(limit, MAX_LIMIT))
     parsed = parse(query, prefix_last=prefix_last)
     key = cursors.key(query, asdict(filters), scope.roots, scope.current_session, scope.cutoff,
-                      prefix_last)
+                      prefix_last, exact)
     with snapshot(conn):
         gen = store.generation(conn)
         at = cursors.decode(cursor, key, gen, other="query or filters",
