@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from builder import SessionBuilder
+from pi_event_search.query.inflect import forms
 from pi_event_search.query.relax import synonym_groups
 from support import PiHome
 
@@ -39,6 +40,8 @@ def history(pi_home: PiHome, tmp_path: Path) -> tuple[Path, dict[str, str], Sess
         "swapped": sb.user("beta alpha gamma notes"),
         "apart": sb.user("alpha gamma notes"),
         "ident": sb.user("the retry_count setting is ignored by the client"),
+        "camel": sb.user("set retryCount to five in SessionManager.open"),
+        "whole": sb.user("retry five times then give up"),
     }
     ids["call"] = sb.assistant(tool_calls=[("c1", "bash", {"command": "npx vitest --config e2e.ts"})])
     ids["result"] = sb.tool_result("c1", "bash", "Timeout of 5000ms exceeded in e2e suite",
@@ -115,6 +118,15 @@ async def test_identifier_parts(start, history):
     hit = by_entry(res)[ids["ident"]]
     assert hit["missing"] == [] and hit["matched"] == ["retrycount", "ignored"]
     assert (await search(client, "retryCount ignored", match="all"))["hits"] == []
+    # plain words find an identifier by its parts, below the events holding them whole
+    res = await search(client, "retry five")
+    order = [h["entryId"] for h in res["hits"]]
+    assert order[0] == ids["whole"] and ids["camel"] in order
+    camel = by_entry(res)[ids["camel"]]
+    assert camel["missing"] == [] and camel["matched"] == ["retry", "five"]
+    assert [h["entryId"] for h in (await search(client, "retry five", match="all"))["hits"]] \
+        == [ids["whole"]]
+    assert by_entry(await search(client, "session manager open"))[ids["camel"]]["missing"] == []
 
 
 async def test_a_call_and_its_result_split_the_words(start, history):
@@ -172,3 +184,5 @@ def test_every_synonym_group_is_well_formed():
     words = [w for g in groups for w in g]
     assert len(words) == len(set(words)), "a word in two groups"
     assert all(len(g) >= 2 and all(w.isalpha() and w.islower() for w in g) for g in groups)
+    # an inflection is found anyway, as typed: a group lists each word once, in one form
+    assert not [(a, b) for g in groups for a in g for b in g if a != b and b in forms(a)]

@@ -21,7 +21,8 @@ KIND_WEIGHTS = {
     "assistant.text": 1.2, "summary.compaction": 1.1, "summary.branch": 1.1,
     "tool.result": 1.0, "bash.output": 1.0, "custom.message": 0.8, "custom.entry": 0.8,
 }
-COLUMN_WEIGHTS = (1.0, 0.5)  # fragment text, then meta (tool name, error state, custom type)
+# fragment text, then meta (tool name, error state, custom type), then identifier parts
+COLUMN_WEIGHTS = (1.0, 0.5, 0.0)
 _TOKEN = re.compile(r"[^\W_]+")
 
 
@@ -38,9 +39,21 @@ class Query:
     relax: bool = False  # partial matches follow the events holding every term (relax.py)
 
 
+def words(match: str) -> str:
+    """`match` held by the words as written (the text and meta columns), not by identifier parts
+    (the parts column: only partial matches count those, relax.py)."""
+    return f"{{text meta}} : ({match})"
+
+
 def narrowed(q: Query, match: str) -> str:
-    """`match` narrowed inside FTS5 to the caller's places and the filtered tools: the MATCH
-    expression every query of one ranking uses."""
+    """`match` in the words as written, narrowed inside FTS5 to the caller's places and the
+    filtered tools: the MATCH expression every query of one ranking uses."""
+    narrow = " AND ".join(x for x in (q.scope_fts, _tool_phrases(q.filters)) if x)
+    return f"{words(match)} AND {narrow}" if narrow else words(match)
+
+
+def narrowed_any(q: Query, match: str) -> str:
+    """`match` as it stands (its own columns), narrowed as `narrowed` narrows."""
     narrow = " AND ".join(x for x in (q.scope_fts, _tool_phrases(q.filters)) if x)
     return f"({match}) AND {narrow}" if narrow else match
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pi_event_search.query.matches import COLUMN_WEIGHTS, KIND_WEIGHTS, tuples, window
+from pi_event_search.query.matches import COLUMN_WEIGHTS, KIND_WEIGHTS, tuples, window, words
 
 # Their home is matches.py; search.py and groups.py import them from here too.
 from pi_event_search.query.matches import Query as Query
@@ -147,8 +147,9 @@ def _scored(conn: sqlite3.Connection, match: str, rows: list[tuple[Any, ...]]
                 for fid, eid, kind, size, ts, sid in rows]
     fids = [fid for fid, *_ in rows]
     bm25 = dict(tuples(conn).execute(
-        f"SELECT rowid, bm25(fts, {COLUMN_WEIGHTS[0]}, {COLUMN_WEIGHTS[1]}) FROM fts "
-        "WHERE fts MATCH ? AND rowid BETWEEN ? AND ?", (match, min(fids), max(fids))).fetchall())
+        f"SELECT rowid, bm25(fts, {', '.join(map(str, COLUMN_WEIGHTS))}) FROM fts "
+        "WHERE fts MATCH ? AND rowid BETWEEN ? AND ?", (words(match), min(fids), max(fids))
+    ).fetchall())
     return [(fid, eid, kind, bm25.get(fid, 0.0), ts, sid) for fid, eid, kind, _, ts, sid in rows]
 
 

@@ -2,8 +2,8 @@
 
 The events holding every term come first (ranking.py's phases 0 and 1); this is the phase after
 them. Each term weighs its IDF (bm25's, from the FTS5 vocabulary): an event's coverage is the share
-of the query's weight it holds, a term held as typed counting in full, through an inflection 0.9,
-as an identifier's parts 0.8, through a synonym 0.6, and through the other event of its turn (a
+of the query's weight it holds, a term held as typed (or inflected) counting in full, as an
+identifier's parts 0.8, through a synonym 0.6, and through the other event of its turn (a
 tool call's result, a question's answer) 0.7 of that. Events rank by coverage, then by a bm25-like
 score of their best fragment (the IDF of the terms it holds, saturated by its length, times the
 kind weight), then newest first.
@@ -28,15 +28,16 @@ from importlib import resources
 from typing import Any
 
 from pi_event_search.index import memo
+from pi_event_search.index.fulltext import split_identifier
 from pi_event_search.query.inflect import forms
-from pi_event_search.query.matches import KIND_WEIGHTS, Query, narrowed, tuples, window
+from pi_event_search.query.matches import KIND_WEIGHTS, Query, narrowed_any, tuples, window, words
 from pi_event_search.query.parse import Parsed, Term
 
 CANDIDATES = 2000  # fragments a relaxed ranking reads at most (docs/protocol.md)
-TYPED, INFLECTED, PARTS, SYNONYM = 1.0, 0.9, 0.8, 0.6
+TYPED, PARTS, SYNONYM = 1.0, 0.8, 0.6
 TURN = 0.7  # a term its turn's other event holds, relative to holding it itself
+TURNS = 300  # events whose turn is looked up: those holding the most terms
 _VOCAB = "temp.pies_rows"
-_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +72,7 @@ def synonym_groups() -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(g) for g in data["groups"])
 
 
+@lru_cache(maxsize=1024)
 def synonyms(word: str) -> tuple[str, ...]:
     """The other words of the word's synonym groups (the word's inflections find them too)."""
     keys = set(forms(word))
@@ -89,25 +91,26 @@ def camel_parts(label: str) -> tuple[str, ...] | None:
     """`retryCount` -> (retry, count); None when the term is not one camelCase identifier."""
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", label):
         return None
-    parts = _CAMEL.findall(label)
-    return tuple(p.lower() for p in parts) if len(parts) > 1 else None
+    parts = split_identifier(label)
+    return tuple(parts) if len(parts) > 1 else None
 
 
 def alternatives(term: Term) -> list[tuple[str, float]]:
-    """The FTS5 expressions that hold a term, each with its weight."""
-    out = [(term.typed, TYPED)]
+    """The FTS5 expressions that hold a term, each with its weight: the words as written (text
+    and meta columns), an identifier's parts (the parts column, or a camelCase term's parts as
+    a phrase anywhere), a synonym."""
     if term.quoted:
-        return out
-    if term.inflected:
-        out.append((term.inflected, INFLECTED))
+        return [(words(term.typed), TYPED)]
+    # as typed or inflected: one query (ranking.py's phases 0 and 1 tell them apart already)
+    out = [(words(term.inflected or term.typed), TYPED)]
     parts = camel_parts(term.raw)
-    if parts:
-        out.append((_quote(" ".join(parts)), PARTS))
+    whole = f"parts : ({term.inflected or term.typed})"
+    out.append((f"{whole} OR {_quote(' '.join(parts))}" if parts else whole, PARTS))
     if term.word:
         syn = synonyms(term.word)
         if syn:
-            words = sorted({f for w in syn for f in forms(w)})
-            out.append(("(" + " OR ".join(_quote(w) for w in words) + ")", SYNONYM))
+            found = sorted({f for w in syn for f in forms(w)})
+            out.append((words(" OR ".join(_quote(w) for w in found)), SYNONYM))
     return out
 
 
@@ -137,11 +140,6 @@ def _expr_tokens(expr: str) -> list[list[str]]:
     return [p.replace('""', '"').lower().split() for p in re.findall(r'"((?:[^"]|"")*)"', expr)]
 
 
-def _df(counts: dict[str, int], expr: str) -> int:
-    """Documents an OR of phrases matches, about: each phrase by its rarest token, summed."""
-    return sum(min((counts.get(t, 0) for t in p), default=0) for p in _expr_tokens(expr))
-
-
 def relaxed(conn: sqlite3.Connection, q: Query) -> list[Relaxed]:
     """Every partial hit of the query, best first (empty when the query cannot be relaxed: one
     term, or only quoted phrases); remembered while the index is unchanged, so that every page
@@ -160,12 +158,13 @@ def _relaxed(conn: sqlite3.Connection, q: Query, parsed: Parsed) -> list[Relaxed
     if len(terms) < 2 or not loose:
         return []
     alts = [alternatives(t) for t in terms]
-    counts = doc_counts(conn, {tok for a in alts for e, _ in a for p in _expr_tokens(e)
-                               for tok in p})
+    # A term's weight is its own: its words as typed or inflected, not its synonyms or parts.
+    own = [_expr_tokens(a[0][0]) for a in alts]
+    counts = doc_counts(conn, {tok for phrases in own for p in phrases for tok in p})
     n = _total(conn)
-    dfs = [_df(counts, " OR ".join(e for e, _ in a)) for a in alts]
+    dfs = [sum(min(counts[t] for t in p) for p in phrases if p) for phrases in own]
     idf = [math.log(1 + (n - df + 0.5) / (df + 0.5)) for df in dfs]
-    required = " AND ".join(f"({terms[i].typed})" for i, t in enumerate(terms) if t.quoted)
+    required = " AND ".join(words(t.typed) for t in terms if t.quoted)
     order = sorted((i for i in loose if dfs[i] > 0), key=lambda i: dfs[i])
     if not order and not required:
         return []
@@ -178,7 +177,7 @@ def _relaxed(conn: sqlite3.Connection, q: Query, parsed: Parsed) -> list[Relaxed
         total += dfs[i]
     # Every hit holds the quoted phrases: they alone choose the candidates when there are any.
     source = required or " OR ".join(f"({e})" for i in sources for e, _ in alts[i])
-    rows = _candidates(conn, q, narrowed(q, source))
+    rows = _candidates(conn, q, narrowed_any(q, source))
     if not rows:
         return []
     low = min(r[0] for r in rows)
@@ -224,7 +223,7 @@ def _rank(conn: sqlite3.Connection, terms: tuple[Term, ...], idf: list[float],
         ev = events.get(eid)
         if ev is None:
             ev = events[eid] = _Event(eid, sid, ts if ts is not None else -(1 << 62))
-        if len(got) == len(terms) and all(w >= INFLECTED for w in got.values()):
+        if len(got) == len(terms) and all(w >= TYPED for w in got.values()):
             ev.full = True
         for i, w in got.items():
             if ev.weights.get(i, 0.0) < w:
@@ -235,7 +234,9 @@ def _rank(conn: sqlite3.Connection, terms: tuple[Term, ...], idf: list[float],
         if score > ev.best:
             ev.best, ev.fid = score, fid
     live = {eid: ev for eid, ev in events.items() if not ev.full}
-    pairs = _turns(conn, list(live))
+    # A turn lends at most TURN of a term: only the events already near the top can rise by it.
+    near = sorted(live.values(), key=lambda ev: (-len(ev.weights), -ev.best[0]))[:TURNS]
+    pairs = _turns(conn, [ev.eid for ev in near])
     out: list[tuple[tuple[float, float, int, int], Relaxed]] = []
     for eid, ev in live.items():
         own = dict(ev.weights)
