@@ -1,5 +1,5 @@
 """Partial matches in the engine (real SQLite): identifier parts as indexed, and each synonym
-group of query/synonyms.json finding its other words (over the server: tests/lsp/test_relax.py)."""
+group of query/synonyms.json finding its other words (over the server: tests/lsp/test_relax_lsp.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 from builder import SessionBuilder
 from engine_support import ALL, engine
 from pi_event_search.index.fulltext import identifier_parts
+from pi_event_search.query.inflect import forms
 from pi_event_search.query.relax import synonym_groups
 from pi_event_search.query.search import Filters
 from support import PiHome
@@ -60,3 +61,12 @@ def test_each_synonym_group_finds_its_other_words_below_the_word_as_typed(synony
         assert typed["missing"] == [f"marker{group}x{w}"]
     # and never with match "all"
     assert not e.search(f"marker{group}x1 {asked}", Filters(), ALL, exact=True).hits
+
+
+def test_every_synonym_group_is_well_formed():
+    groups = synonym_groups()
+    words = [w for g in groups for w in g]
+    assert len(words) == len(set(words)), "a word in two groups"
+    assert all(len(g) >= 2 and all(w.isalpha() and w.islower() for w in g) for g in groups)
+    # an inflection is found anyway, as typed: a group lists each word once, in one form
+    assert not [(a, b) for g in groups for a in g for b in g if a != b and b in forms(a)]

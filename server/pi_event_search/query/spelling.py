@@ -62,8 +62,7 @@ def suggestion(conn: sqlite3.Connection, word: str, visible: Visible) -> str | N
     word of a session the caller may not see."""
     if len(word) < MIN_CHARS or not word.isascii() or not word.isalpha():
         return None
-    own = list(forms(word))
-    if any(doc_counts(conn, set(own)).values()) and visible.holds(conn, own):
+    if visible.holds(conn, list(forms(word))):
         return None
     counts = doc_counts(conn, edits(word))
     found = sorted(((n, w) for w, n in counts.items() if n),
