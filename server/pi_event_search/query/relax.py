@@ -18,6 +18,7 @@ candidates' own terms so FTS5 reads no more than it must.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import re
@@ -35,9 +36,10 @@ from pi_event_search.query.parse import Parsed, Term
 
 CANDIDATES = 1000  # fragments a relaxed ranking reads at most (docs/protocol.md)
 SAMPLE = 1000  # matches read to estimate a token's document count
+MIN_SOURCES = 3
 TYPED, PARTS, SYNONYM = 1.0, 0.8, 0.6
 TURN = 0.7  # a term its turn's other event holds, relative to holding it itself
-TURNS = 300  # events whose turn is looked up: those holding the most terms
+MAX_PARTIAL = 500  # partial hits of one query at most (docs/protocol.md)
 _VOCAB = "temp.pies_rows"
 
 
@@ -187,40 +189,52 @@ def _relaxed(conn: sqlite3.Connection, q: Query, parsed: Parsed) -> list[Relaxed
     order = sorted((i for i in loose if dfs[i] > 0), key=lambda i: dfs[i])
     if not order and not required:
         return []
+    # The rarest terms choose the candidates: as many as stay under CANDIDATES matches together,
+    # and at least MIN_SOURCES (an event lacking up to MIN_SOURCES - 1 terms holds one of them).
     sources: list[int] = []
     total = 0
     for i in order:
-        if sources and total + dfs[i] > CANDIDATES:
+        if len(sources) >= MIN_SOURCES and total + dfs[i] > CANDIDATES:
             break
         sources.append(i)
         total += dfs[i]
     # Every hit holds the quoted phrases: they alone choose the candidates when there are any.
-    source = required or " OR ".join(f"({e})" for i in sources for e, _ in alts[i])
-    rows = _candidates(conn, q, narrowed_any(q, source))
+    windows = [required] if required else [
+        " OR ".join(f"({e})" for e, _ in alts[i]) for i in sources]
+    found: dict[int, tuple[Any, ...]] = {}
+    reach: list[tuple[str, int]] = []  # each window's expression and lowest fid
+    # each term's newest matches, CANDIDATES shared out: a rare term's are all of its matches
+    cap = max(CANDIDATES // len(windows), CANDIDATES // MIN_SOURCES)
+    for w in windows:
+        got_rows = _candidates(conn, q, narrowed_any(q, w), cap)
+        if got_rows:
+            found.update((r[0], r) for r in got_rows)
+            reach.append((w, min(r[0] for r in got_rows)))
+    rows = list(found.values())
     if not rows:
         return []
-    low = min(r[0] for r in rows)
-    frags: dict[int, tuple[int, str, float]] = {fid: (eid, kind, size)
-                                               for fid, eid, kind, size, _, _ in rows}
     held: dict[int, dict[int, float]] = {}
-    for i, a in enumerate(alts):
-        for expr, weight in a:
-            fids = tuples(conn).execute(
-                "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid >= ?",
-                (f"({expr}) AND ({source})", low)).fetchall()
-            for (fid,) in fids:
-                if fid in frags:
-                    got = held.setdefault(fid, {})
-                    if got.get(i, 0.0) < weight:
-                        got[i] = weight
+    # Which terms each candidate holds: per window, the fragments holding the term and the
+    # window's own term from its lowest fid on (FTS5 reads no further back than the window).
+    for w, low in reach:
+        for i, a in enumerate(alts):
+            for expr, weight in a:
+                for (fid,) in tuples(conn).execute(
+                        "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid >= ?",
+                        (f"({expr}) AND ({w})", low)):
+                    if fid in found:
+                        got = held.setdefault(fid, {})
+                        if got.get(i, 0.0) < weight:
+                            got[i] = weight
     return _rank(conn, terms, idf, rows, held)
 
 
-def _candidates(conn: sqlite3.Connection, q: Query, match: str) -> list[tuple[Any, ...]]:
-    """The newest CANDIDATES visible, filtered fragments `match` finds, and the rest of the
-    last one's event."""
-    rows = window(conn, match, q, "1", CANDIDATES)
-    if len(rows) >= CANDIDATES:
+def _candidates(conn: sqlite3.Connection, q: Query, match: str, cap: int
+                ) -> list[tuple[Any, ...]]:
+    """The newest `cap` visible, filtered fragments `match` finds, and the rest of the last
+    one's event."""
+    rows = window(conn, match, q, "1", cap)
+    if len(rows) >= cap:
         last_fid, last_eid = rows[-1][0], rows[-1][1]
         first = conn.execute("SELECT min(fid) AS fid FROM fragments WHERE eid = ?",
                              (last_eid,)).fetchone()["fid"]
@@ -255,10 +269,13 @@ def _rank(conn: sqlite3.Connection, terms: tuple[Term, ...], idf: list[float],
         score = (mass, mass * 2.2 / (1.3 + 0.9 * size / avg) * kind_weight(kind, 1.0), -fid)
         if score > ev.best:
             ev.best, ev.fid = score, fid
-    live = {eid: ev for eid, ev in events.items() if not ev.full}
-    # A turn lends at most TURN of a term: only the events already near the top can rise by it.
-    near = sorted(live.values(), key=lambda ev: (-len(ev.weights), -ev.best[0]))[:TURNS]
-    pairs = _turns(conn, [ev.eid for ev in near])
+    # The best MAX_PARTIAL events by what they hold themselves; a turn lends at most TURN of a
+    # term, so only these can rise by it.
+    live = {ev.eid: ev for ev in heapq.nsmallest(
+        MAX_PARTIAL, (ev for ev in events.values() if not ev.full),
+        key=lambda ev: (-sum(idf[i] * w for i, w in ev.weights.items()), -ev.best[1], -ev.ts,
+                        ev.eid))}
+    pairs = _turns(conn, list(live))
     labels: dict[tuple[int, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
     out: list[tuple[tuple[float, float, int, int], Relaxed]] = []
     for eid, ev in live.items():
