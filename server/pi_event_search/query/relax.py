@@ -37,6 +37,10 @@ from pi_event_search.query.parse import Parsed, Term
 CANDIDATES = 1000  # fragments a relaxed ranking reads at most (docs/protocol.md)
 SAMPLE = 1000  # matches read to estimate a token's document count
 MIN_SOURCES = 3
+# Added to every document count before its IDF: a word nearly absent from the index is most often
+# the one the user remembered wrong, and bm25's IDF (log N / df) would let it outweigh the rest of
+# the query (`broke`, in 1 fragment, against `fastify bump lockfile`, in thousands each).
+SMOOTH = 100
 TYPED, PARTS, SYNONYM = 1.0, 0.8, 0.6
 TURN = 0.7  # a term its turn's other event holds, relative to holding it itself
 MAX_PARTIAL = 500  # partial hits of one query at most (docs/protocol.md)
@@ -184,7 +188,7 @@ def _relaxed(conn: sqlite3.Connection, q: Query, parsed: Parsed) -> list[Relaxed
     counts = estimated_counts(conn, {tok for phrases in own for p in phrases for tok in p})
     n = _total(conn)
     dfs = [sum(min(counts[t] for t in p) for p in phrases if p) for phrases in own]
-    idf = [math.log(1 + (n - df + 0.5) / (df + 0.5)) for df in dfs]
+    idf = [math.log(1 + n / (df + SMOOTH)) for df in dfs]
     required = " AND ".join(words(t.typed) for t in terms if t.quoted)
     order = sorted((i for i in loose if dfs[i] > 0), key=lambda i: dfs[i])
     if not order and not required:
