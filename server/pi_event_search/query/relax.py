@@ -36,7 +36,7 @@ from pi_event_search.query.parse import Parsed, Term
 
 CANDIDATES = 1000  # fragments a relaxed ranking reads at most (docs/protocol.md)
 SAMPLE = 1000  # matches read to estimate a token's document count
-MIN_SOURCES = 3
+ALL_BUT_ONE = 200  # newest fragments holding all the terms but one, for each term
 # Added to every document count before its IDF: a word nearly absent from the index is most often
 # the one the user remembered wrong, and bm25's IDF (log N / df) would let it outweigh the rest of
 # the query (`broke`, in 1 fragment, against `fastify bump lockfile`, in thousands each).
@@ -193,35 +193,45 @@ def _relaxed(conn: sqlite3.Connection, q: Query, parsed: Parsed) -> list[Relaxed
     order = sorted((i for i in loose if dfs[i] > 0), key=lambda i: dfs[i])
     if not order and not required:
         return []
-    # The rarest terms choose the candidates: as many as stay under CANDIDATES matches together,
-    # and at least MIN_SOURCES (an event lacking up to MIN_SOURCES - 1 terms holds one of them).
+    # Windows of candidates, each an FTS5 expression, how many of its newest matches to take, and
+    # the terms every match of it holds as typed. The rarest terms' newest matches (as many terms
+    # as stay under CANDIDATES matches together); and, for three terms or more, the fragments
+    # holding all the terms but one, for each term: the events most of the query describes, however
+    # old, which the newest matches of common words would miss in a large history.
     sources: list[int] = []
     total = 0
     for i in order:
-        if len(sources) >= MIN_SOURCES and total + dfs[i] > CANDIDATES:
+        if sources and total + dfs[i] > CANDIDATES:
             break
         sources.append(i)
         total += dfs[i]
-    # Every hit holds the quoted phrases: they alone choose the candidates when there are any.
-    windows = [required] if required else [
-        " OR ".join(f"({e})" for e, _ in alts[i]) for i in sources]
+    windows: list[tuple[str, int, tuple[int, ...]]] = []
+    if required:  # every hit holds the quoted phrases: they alone choose the candidates
+        windows.append((required, CANDIDATES, tuple(i for i, t in enumerate(terms) if t.quoted)))
+    else:
+        windows.append((" OR ".join(f"({e})" for i in sources for e, _ in alts[i]), CANDIDATES,
+                        ()))
+        if len(terms) >= 3:
+            for k in loose:
+                others = tuple(i for i in range(len(terms)) if i != k)
+                windows.append((" AND ".join(alts[i][0][0] for i in others), ALL_BUT_ONE, others))
     found: dict[int, tuple[Any, ...]] = {}
-    reach: list[tuple[str, int]] = []  # each window's expression and lowest fid
-    # each term's newest matches, CANDIDATES shared out: a rare term's are all of its matches
-    cap = max(CANDIDATES // len(windows), CANDIDATES // MIN_SOURCES)
-    for w in windows:
-        got_rows = _candidates(conn, q, narrowed_any(q, w), cap)
-        if got_rows:
-            found.update((r[0], r) for r in got_rows)
-            reach.append((w, min(r[0] for r in got_rows)))
-    rows = list(found.values())
-    if not rows:
-        return []
     held: dict[int, dict[int, float]] = {}
-    # Which terms each candidate holds: per window, the fragments holding the term and the
-    # window's own term from its lowest fid on (FTS5 reads no further back than the window).
-    for w, low in reach:
+    for w, cap, known in windows:
+        got_rows = _candidates(conn, q, narrowed_any(q, w), cap)
+        if not got_rows:
+            continue
+        low = min(r[0] for r in got_rows)
+        for r in got_rows:
+            found[r[0]] = r
+            got = held.setdefault(r[0], {})
+            for i in known:
+                got[i] = TYPED
+        # Which other terms each holds, from the window's lowest fid on (FTS5 reads no further
+        # back than the window).
         for i, a in enumerate(alts):
+            if i in known:
+                continue
             for expr, weight in a:
                 for (fid,) in tuples(conn).execute(
                         "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid >= ?",
@@ -230,6 +240,9 @@ def _relaxed(conn: sqlite3.Connection, q: Query, parsed: Parsed) -> list[Relaxed
                         got = held.setdefault(fid, {})
                         if got.get(i, 0.0) < weight:
                             got[i] = weight
+    rows = list(found.values())
+    if not rows:
+        return []
     return _rank(conn, terms, idf, rows, held)
 
 
