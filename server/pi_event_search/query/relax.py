@@ -44,6 +44,7 @@ SMOOTH = 100
 TYPED, PARTS, SYNONYM = 1.0, 0.8, 0.6
 TURN = 0.7  # a term its turn's other event holds, relative to holding it itself
 MAX_PARTIAL = 500  # partial hits of one query at most (docs/protocol.md)
+TURNS = 100  # of them, those whose turn is looked up: the ones holding the most terms
 _VOCAB = "temp.pies_rows"
 
 
@@ -287,12 +288,13 @@ def _rank(conn: sqlite3.Connection, terms: tuple[Term, ...], idf: list[float],
         if score > ev.best:
             ev.best, ev.fid = score, fid
     # The best MAX_PARTIAL events by what they hold themselves; a turn lends at most TURN of a
-    # term, so only these can rise by it.
+    # term, so only the best of these can rise by it enough to matter.
     live = {ev.eid: ev for ev in heapq.nsmallest(
         MAX_PARTIAL, (ev for ev in events.values() if not ev.full),
         key=lambda ev: (-sum(idf[i] * w for i, w in ev.weights.items()), -ev.best[1], -ev.ts,
                         ev.eid))}
-    pairs = _turns(conn, list(live))
+    near = heapq.nsmallest(TURNS, live.values(), key=lambda ev: (-len(ev.weights), -ev.best[0]))
+    pairs = _turns(conn, [ev.eid for ev in near])
     labels: dict[tuple[int, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
     out: list[tuple[tuple[float, float, int, int], Relaxed]] = []
     for eid, ev in live.items():
