@@ -252,6 +252,13 @@ def test_units(world: World) -> None:
         ["ünïcode", "PiEventsMatch"], ["fix the build · 2026-05-01 10:00:09", "PiEventsMeta"],
     ]
     assert out["entry"] == {"ref": "pi-event:S/E", "filename": "/s.jsonl", "lnum": 6}
+    # a partial hit: its marker between kind and snippet, and the match offsets still land
+    assert out["partial_display"].startswith("tool.result bash ! partial −bug  é… ENOENT")
+    assert out["partial_pieces"] == [
+        ["tool.result bash !", "PiEventsError"], ["partial −bug", "PiEventsPartial"],
+        ["ENOENT", "PiEventsMatch"], ["ünïcode", "PiEventsMatch"],
+        ["fix the build · 2026-05-01 10:00:09", "PiEventsMeta"],
+    ]
     # three quick keystrokes -> one request for the last prompt, with prefixLast
     assert out["debounced_requests"] == [{"query": "web", "limit": 5, "prefixLast": True}]
     # the cancelled request's late answer is dropped; the next one is delivered once
