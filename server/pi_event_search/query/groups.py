@@ -69,7 +69,7 @@ def grouped(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope
         gen = store.generation(conn)
         at = cursors.decode(cursor, key, gen, other="query or filters",
                             again="search") if cursor else ()
-        parsed, did = understood(conn, query, parsed, exact)
+        parsed, did = understood(conn, query, parsed, filters, scope, exact)
         q = question(conn, parsed, filters, scope, relax=not exact)
         if q.ranking is None:
             if query.strip():

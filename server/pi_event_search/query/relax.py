@@ -167,7 +167,7 @@ def _relaxed(conn: sqlite3.Connection, q: Query, parsed: Parsed) -> list[Relaxed
     idf = [math.log(1 + (n - df + 0.5) / (df + 0.5)) for df in dfs]
     required = " AND ".join(f"({terms[i].typed})" for i, t in enumerate(terms) if t.quoted)
     order = sorted((i for i in loose if dfs[i] > 0), key=lambda i: dfs[i])
-    if not order:
+    if not order and not required:
         return []
     sources: list[int] = []
     total = 0
@@ -176,8 +176,8 @@ def _relaxed(conn: sqlite3.Connection, q: Query, parsed: Parsed) -> list[Relaxed
             break
         sources.append(i)
         total += dfs[i]
-    any_source = " OR ".join(f"({e})" for i in sources for e, _ in alts[i])
-    source = f"({any_source})" + (f" AND {required}" if required else "")
+    # Every hit holds the quoted phrases: they alone choose the candidates when there are any.
+    source = required or " OR ".join(f"({e})" for i in sources for e, _ in alts[i])
     rows = _candidates(conn, q, narrowed(q, source))
     if not rows:
         return []

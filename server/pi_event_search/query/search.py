@@ -35,7 +35,7 @@ from pi_event_search.query.ranking import (
 from pi_event_search.query.relax import camel_parts, synonyms
 from pi_event_search.query.shapes import EVENT_COLUMNS, hit_from_row
 from pi_event_search.query.snippets import snippet
-from pi_event_search.query.spelling import corrected
+from pi_event_search.query.spelling import Visible, corrected
 
 MAX_LIMIT = 200
 
@@ -133,11 +133,16 @@ def question(conn: sqlite3.Connection, parsed: Parsed, filters: Filters, scope: 
     return Question(parsed, filters, where, params, own, ranking)
 
 
-def understood(conn: sqlite3.Connection, query: str, parsed: Parsed, exact: bool
-               ) -> tuple[Parsed, DidYouMean | None]:
+def understood(conn: sqlite3.Connection, query: str, parsed: Parsed, filters: Filters,
+               scope: Scope, exact: bool) -> tuple[Parsed, DidYouMean | None]:
     """The query as searched (its words the index holds nowhere corrected, unless `exact`, which
     only suggests), and what was corrected."""
-    did = corrected(conn, query, parsed) if parsed.terms else None
+    did = None
+    if parsed.terms:
+        where, params = session_filters(Filters(), scope)
+        kinds, values = fragment_filters(Filters(custom_types=filters.custom_types))
+        did = corrected(conn, query, parsed, Visible([*where, *kinds], [*params, *values],
+                                                     scope.fts_filter()))
     if did is not None and not exact:
         parsed = parse(did["query"], prefix_last=parsed.prefix is not None)
     return parsed, did
@@ -169,7 +174,7 @@ def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope,
         gen = store.generation(conn)
         at = cursors.decode(cursor, key, gen, other="query or filters",
                             again="search") if cursor else ()
-        parsed, did = understood(conn, query, parsed, exact)
+        parsed, did = understood(conn, query, parsed, filters, scope, exact)
         q = question(conn, parsed, filters, scope, relax=not exact)
         if q.ranking is None:
             if query.strip():
