@@ -164,7 +164,9 @@ def _relaxed(conn: sqlite3.Connection, q: Query, parsed: Parsed) -> list[Relaxed
                                for tok in p})
     n = _total(conn)
     dfs = [_df(counts, " OR ".join(e for e, _ in a)) for a in alts]
-    idf = [math.log(1 + (n - df + 0.5) / (df + 0.5)) for df in dfs]
+    # n counts fragments, df the FTS rows holding a token: on a small index df can exceed n, and
+    # a negative weight would rank holding a word below lacking it.
+    idf = [max(0.01, math.log(1 + (n - min(df, n) + 0.5) / (min(df, n) + 0.5))) for df in dfs]
     required = " AND ".join(f"({terms[i].typed})" for i, t in enumerate(terms) if t.quoted)
     order = sorted((i for i in loose if dfs[i] > 0), key=lambda i: dfs[i])
     if not order and not required:
