@@ -289,7 +289,8 @@ def check_partial_rows(fx: Fixture, out: dict[str, Any]) -> None:
     assert set(logged["refs"]) <= fx.visible_refs()
     # "reconect" is in no session: the search ran with "reconnect", and the title says so.
     assert out["typo"]["logged"]["refs"], out["typo"]
-    assert 'Searched for "reconnect websocket": no event holds "reconect"' in out["typo"]["title"], out["typo"]
+    title = out["typo"]["title"]
+    assert 'Searched for "reconnect websocket": no event holds "reconect"' in title, out["typo"]
 
 
 def check_full_run(fx: Fixture, out: dict[str, Any]) -> None:
