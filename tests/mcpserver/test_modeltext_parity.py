@@ -55,20 +55,28 @@ def test_same_text_as_the_pi_tools(pi_home, tmp_path):
     scope = Scope.of(None)
     cases: list[dict[str, Any]] = []
     mine: list[str] = []
-    for query in ("kangaroo", "kangaroo fix", "undefined reference", ""):
+    # partial hits (no event holds "makefile linker" with "kangaroo target") and a corrected word
+    queries = ("kangaroo", "kangaroo fix", "undefined reference", "", "kangaroo linker makefile",
+               "kangaroo makefle")
+    for query in queries:
         for max_chars in (12000, 900, 500):
             page = engine.search(query, Filters(), scope, limit=200)
             assert page.next_cursor is None
             view = {"query": query, "root": cwd, "current": False, "maxChars": max_chars}
             cases.append({"kind": "search", "result": {"hits": page.hits, "nextCursor": None,
+                                                       "didYouMean": page.did_you_mean,
                                                        "indexing": None}, **view})
             mine.append(modeltext.search(page.hits, None, None, query=query, root=cwd,
-                                         current=False, max_chars=max_chars).text)
+                                         current=False, max_chars=max_chars,
+                                         did_you_mean=page.did_you_mean).text)
             groups = engine.search_groups(query, Filters(), scope, limit=200)
             cases.append({"kind": "groups", "result": {"sessions": groups.groups,
-                                                       "nextCursor": None, "indexing": None}, **view})
+                                                       "nextCursor": None,
+                                                       "didYouMean": groups.did_you_mean,
+                                                       "indexing": None}, **view})
             mine.append(modeltext.groups(groups.groups, None, None, query=query, root=cwd,
-                                         current=False, max_chars=max_chars).text)
+                                         current=False, max_chars=max_chars,
+                                         did_you_mean=groups.did_you_mean).text)
     refs = sorted({h["ref"] for h in engine.search("", Filters(), scope, limit=200).hits})
     assert len(refs) > 10
     for ref in refs:
@@ -92,5 +100,7 @@ def test_same_text_as_the_pi_tools(pi_home, tmp_path):
     assert any("omitted:" in t for t in mine) and any("not shown" in t for t in mine)
     assert any("more session" in t and "not shown" in t for t in mine)
     assert any("alternate branch" in t for t in mine) and any("session-" in t for t in mine)
+    assert any("(partial: matched 2 of 3 words; missing: " in t for t in mine)
+    assert any('No recorded event holds "makefle"; searched for "makefile"' in t for t in mine)
     for case, ours, pi in zip(cases, mine, theirs["out"], strict=True):
         assert ours == pi, (case["kind"], case.get("query"), case["maxChars"])

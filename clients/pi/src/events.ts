@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { AutocompleteItem } from "@mariozechner/pi-tui";
 import { authorizationRoot, type CurrentSession } from "./caller.ts";
-import { formatRead, formatTrace, kindLabel, shortTime } from "./format.ts";
+import { formatRead, formatTrace, isPartial, kindLabel, shortTime } from "./format.ts";
 import { readRequest, searchRequest, traceRequest } from "./params.ts";
 import { EventPicker, type PickerResult, type PickerSource, quoteOf } from "./picker.ts";
 import type { GroupedSearchResult, Hit, ReadResult, SearchResult, TraceResult } from "./protocol.ts";
@@ -52,7 +52,8 @@ export function pickerSource(rt: Runtime, ctx: Pick<ExtensionContext, "cwd" | "s
 /** One line per hit for `select` (numbered: the options must differ). */
 export function optionOf(hit: Hit, n: number): string {
 	const snippet = hit.snippet.replace(/\s+/g, " ").trim().slice(0, 120);
-	return `${n}. ${kindLabel(hit.kind, hit.toolName, hit.isError)} · ${shortTime(hit.timestamp)} · ${hit.sessionName ?? hit.sessionId.slice(0, 8)} · ${snippet} · ${hit.ref}`;
+	const partial = isPartial(hit) ? ` · partial, missing ${(hit.missing ?? []).join(", ")}` : "";
+	return `${n}. ${kindLabel(hit.kind, hit.toolName, hit.isError)} · ${shortTime(hit.timestamp)} · ${hit.sessionName ?? hit.sessionId.slice(0, 8)}${partial} · ${snippet} · ${hit.ref}`;
 }
 
 export function insertion(result: NonNullable<PickerResult>): string {

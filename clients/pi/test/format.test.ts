@@ -222,3 +222,30 @@ test("grouped results: one line per session in the server's order, within the bu
 	assert.match(one.text, /^1 session with events matching "ENOENT" \(the current session, before this call\)/);
 	assert.doesNotMatch(one.text, /beyond these|not shown/);
 });
+
+test("a partial hit says how many words it holds and which it lacks; its turn's words name the ref", () => {
+	const partial = hit(1, { matched: ["websocket", "reconnect"], missing: ["bug"] });
+	const block = hitBlock(partial, 1);
+	assert.match(block, /\(partial: matched 2 of 3 words; missing: bug\)/);
+	const full = hit(2, { matched: ["vitest", "timeout"], missing: [], context: { ref: "pi-event:S1/e3", entryId: "e3", matched: ["timeout"] } });
+	assert.match(hitBlock(full, 1), /\(timeout from its turn: pi-event:S1\/e3\)/);
+	assert.doesNotMatch(hitBlock(full, 1), /partial/);
+	assert.doesNotMatch(hitBlock(hit(3, { matched: ["enoent"], missing: [] }), 1), /\(/, "a full hit has no coverage line");
+	assert.doesNotMatch(hitBlock(hit(4), 1), /partial/, "an older server's hit (no matched/missing) is a full hit");
+
+	const mixed = formatSearch({ hits: [hit(5, { matched: ["a", "b"], missing: [] }), partial], nextCursor: null }, { ...VIEW, query: "websocket reconnect bug" });
+	assert.match(mixed.text, /^2 hits \(the last 1 partial: they hold only some of the words\) for "websocket reconnect bug"/);
+	const all = formatSearch({ hits: [partial], nextCursor: null }, { ...VIEW, query: "websocket reconnect bug" });
+	assert.match(all.text, /^1 hit, all partial \(none holds every word\)/);
+	assert.match(groupLine(group(1, { top: partial }), 1), /bash error \(partial: matched 2 of 3 words; missing: bug\): /);
+});
+
+test("a corrected word is said before the hits, and when nothing matches", () => {
+	const didYouMean = { query: "websocket reconnect", corrections: [{ word: "recconect", suggestion: "reconnect" }] };
+	const found = formatSearch({ hits: [hit(1)], nextCursor: null, didYouMean }, { ...VIEW, query: "websocket recconect" });
+	assert.match(found.text, /^No recorded event holds "recconect"; searched for "reconnect" instead \(did you mean "websocket reconnect"\?\)\.\n1 hit for/);
+	const none = formatSearch({ hits: [], nextCursor: null, didYouMean }, { ...VIEW, query: "websocket recconect" });
+	assert.match(none.text, /^No recorded event holds "recconect".*\nNo events match/);
+	const groups = formatGroups({ sessions: [group(1)], nextCursor: null, didYouMean }, { ...VIEW, query: "websocket recconect" });
+	assert.match(groups.text, /^No recorded event holds "recconect"/);
+});
