@@ -30,6 +30,15 @@ function latestRef(context: Context): string {
 	return "pi-event:none/none";
 }
 
+/** The system prompt: Pi 0.73's `systemPrompt`, or Pi 1.x's system messages (content, sections). */
+function promptOf(context: Context): string {
+	const messages = context.messages as { role: string; content?: unknown; sections?: Record<string, string | null> }[];
+	const system = messages
+		.filter((m) => m.role === "system")
+		.flatMap((m) => [typeof m.content === "string" ? m.content : "", ...Object.values(m.sections ?? {})]);
+	return [context.systemPrompt ?? "", ...system].filter((s): s is string => typeof s === "string").join("\n");
+}
+
 export default function (pi: ExtensionAPI): void {
 	const script = JSON.parse(readFileSync(process.env.PI_FAKE_SCRIPT as string, "utf8")) as { turns: Turn[] };
 	let sessionId = "";
@@ -55,7 +64,7 @@ export default function (pi: ExtensionAPI): void {
 	faux.setResponses(
 		script.turns.map((turn, i) => (context: Context) => {
 			// What the model was told (the tools' snippets and guidelines), for the test to check.
-			if (i === 0 && process.env.PI_FAKE_PROMPT_OUT) writeFileSync(process.env.PI_FAKE_PROMPT_OUT, context.systemPrompt ?? "");
+			if (i === 0 && process.env.PI_FAKE_PROMPT_OUT) writeFileSync(process.env.PI_FAKE_PROMPT_OUT, promptOf(context));
 			if (!turn.calls) return fauxAssistantMessage(turn.text ?? "done");
 			const calls = turn.calls.map((c) =>
 				fauxToolCall(c.name, Object.fromEntries(Object.entries(c.args).map(([k, v]) => [k, fill(v, context)]))),

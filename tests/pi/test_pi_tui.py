@@ -12,14 +12,12 @@ import os
 import pty
 import re
 import select
-import shutil
 import signal
 import struct
 import termios
 import time
 
-import pytest
-from pihelp import EXT, WORD, Project, pi_cli
+from pihelp import EXT, WORD, Project, pi_cli, pi_node
 
 from builder import SessionBuilder
 from secretcorpus import ESCAPES
@@ -75,9 +73,7 @@ class Terminal:
 
 
 def test_events_picker_in_the_interactive_tui(project: Project) -> None:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node not found")
+    node = pi_node()
     env = project.env() | {"TERM": "xterm-256color", "COLORTERM": "truecolor"}
     term = Terminal([node, str(pi_cli()), "--offline", "-nc", "-e", str(EXT / "src" / "index.ts")],
                     str(project.root), env)
@@ -126,9 +122,7 @@ def test_events_ctrl_g_groups_by_session_in_the_interactive_tui(project: Project
     """Ctrl+G in /events: the rows become sessions (matching/all events, name or first prompt) in
     the order of their strongest hits; Enter inserts the selected session's top ref; Ctrl+G again
     goes back to events."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node not found")
+    node = pi_node()
     strong = SessionBuilder(project.agent / "sessions", str(project.root))
     top = strong.user(f"{WORD} {WORD} {WORD} everywhere, in the quokka build")
     strong.assistant(f"The {WORD} quokka config is read twice.")

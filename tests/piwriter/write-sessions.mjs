@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Writes genuine Pi session files with Pi's own SessionManager (@mariozechner/pi-coding-agent
-// 0.73.1; no LLM, no network), then writes an oracle of what Pi itself considers the selected
-// branch and the model context of every file written.
+// Writes genuine Pi session files with Pi's own SessionManager (pi.mjs: Pi 1.6 unless
+// PIWRITER_PI=0.73; no LLM, no network), then writes an oracle of what Pi itself considers the
+// selected branch, the model context and so the state of every entry of every file written.
 //
 // Usage: node write-sessions.mjs DIR OUT.json
 //
@@ -12,11 +12,14 @@
 // Oracle (OUT.json): {"pi_version", "sessions": [...]} with one record per file:
 //   path, scenario, sessionId, cwd, parentSession, entries (ids in file order, header excluded),
 //   leafId (last entry: what Pi resumes from), selected (getBranch() ids, root..leaf),
-//   context (for each message of buildSessionContext().messages, the id of the entry it came
-//   from), contextRoles, thinkingLevel, model, roots (getTree() root ids), labels
-//   ({targetId: label}), name (getSessionName()), marks ({symbolic name: entry id}), notes.
-// selected/context are computed on a fresh SessionManager.open(path), i.e. from the file alone,
-// exactly as Pi sees it when resuming that file.
+//   context (for each model-context message, the id of the entry it came from), contextRoles,
+//   thinkingLevel, model, roots (getTree() root ids), labels ({targetId: label}),
+//   name (getSessionName()), marks ({symbolic name: entry id}), notes, and
+//   states ({entry id: [branchState, selectionState]}, see `states` below).
+// Everything is computed on a fresh SessionManager.open(path), i.e. from the file alone, exactly
+// as Pi sees it when resuming that file. The context comes from Pi 1.6's buildSessionProjection()
+// (each message with its source entry), or for 0.73.1 from buildSessionContext() mapped back to
+// entries (context-map.mjs).
 //
 // Ids and timestamps are Pi's own (random ids, wall clock); all texts are fixed. After each
 // append the script waits for the millisecond clock to move, so entry timestamps strictly
@@ -24,8 +27,8 @@
 
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { mapContext } from "./context-map.mjs";
+import { PI, PI_VERSION, pi, SessionManager } from "./pi.mjs";
 
 const [dirArg, outArg] = process.argv.slice(2);
 if (!dirArg || !outArg) {
@@ -34,13 +37,7 @@ if (!dirArg || !outArg) {
 }
 const ROOT = resolve(dirArg);
 mkdirSync(ROOT, { recursive: true });
-
-const PI_VERSION = JSON.parse(
-  readFileSync(
-    new URL("./node_modules/@mariozechner/pi-coding-agent/package.json", import.meta.url),
-    "utf8",
-  ),
-).version;
+const V16 = PI === "1.6";
 
 // ---------------------------------------------------------------------------------------------
 // helpers
@@ -80,8 +77,8 @@ function ticking(sm) {
   });
 }
 
-function create(cwd) {
-  return ticking(SessionManager.create(cwd, sessionDirFor(cwd)));
+function create(cwd, options = undefined) {
+  return ticking(SessionManager.create(cwd, sessionDirFor(cwd), options));
 }
 
 const usage = {
@@ -149,6 +146,10 @@ function record(file, scenario, marks = {}, notes = undefined) {
   const entries = sm.getEntries();
   const path = sm.getBranch();
   const ctx = sm.buildSessionContext();
+  const projected = V16 ? sm.buildSessionProjection() : null;
+  const context = projected
+    ? projected.entries.flatMap((p) => p.messages.map(() => p.sourceEntry.id))
+    : mapContext(path, ctx.messages);
   const labels = {};
   for (const e of entries) {
     const l = sm.getLabel(e.id);
@@ -165,7 +166,7 @@ function record(file, scenario, marks = {}, notes = undefined) {
     entries: entries.map((e) => e.id),
     leafId: sm.getLeafId(),
     selected: path.map((e) => e.id),
-    context: mapContext(path, ctx.messages),
+    context,
     contextRoles: ctx.messages.map((m) => m.role),
     thinkingLevel: ctx.thinkingLevel,
     model: ctx.model,
@@ -173,8 +174,66 @@ function record(file, scenario, marks = {}, notes = undefined) {
     labels,
     name: sm.getSessionName() ?? null,
     marks,
+    states: states(sm, entries, path, context, projected),
     ...(notes ? { notes } : {}),
   });
+}
+
+// Every entry's [branchState, selectionState] (docs/protocol.md) from Pi's own answers:
+// - branch: "selected" on getBranch(); "alternate" below a getTree() root whose parentId is null
+//   (a real root); "unknown" below an orphan (a root only because its parent is missing).
+// - selection: "not-applicable" for an entry from which Pi makes no model message at all
+//   (1.6: sessionEntryToContextMessages(entry) is empty; 0.73.1: not a message, custom_message,
+//   compaction or non-empty branch_summary). Else "direct" when the projection has a message from
+//   it; "edited-out" when buildContextEntries() keeps it and the projection has none because the
+//   latest context_edit of it there has replacement null; "summarized" when it is on the path
+//   before the last compaction's kept range, or a system message in that range when the compaction
+//   carries the systemMessage checkpoint that replaces them; "not-selected" otherwise (another
+//   branch, an older compaction in the kept range, a system message dropped with no checkpoint);
+//   "unknown" when its branch is.
+function states(sm, entries, path, context, projected) {
+  const onPath = new Set(path.map((e) => e.id));
+  const rooted = new Set();
+  const stack = sm.getTree().filter((n) => n.entry.parentId === null || n.entry.parentId === n.entry.id);
+  while (stack.length) {
+    const n = stack.pop();
+    rooted.add(n.entry.id);
+    stack.push(...n.children);
+  }
+  const inContext = new Set(context);
+  const kept = new Set((V16 ? sm.buildContextEntries() : []).map((e) => e.id));
+  const edits = new Map();
+  if (V16) for (const e of sm.buildContextEntries()) if (e.type === "context_edit") edits.set(e.targetId, e);
+  let last = -1;
+  path.forEach((e, i) => {
+    if (e.type === "compaction") last = i;
+  });
+  const compaction = last >= 0 ? path[last] : null;
+  const keptFrom = compaction ? path.findIndex((e, i) => i < last && e.id === compaction.firstKeptEntryId) : -1;
+  const makesContext = (e) =>
+    V16
+      ? pi.sessionEntryToContextMessages(e).length > 0
+      : e.type === "message" || e.type === "custom_message" || e.type === "compaction" ||
+        (e.type === "branch_summary" && !!e.summary);
+  const isSystem = (e) => e.type === "message" && e.message.role === "system";
+  const out = {};
+  for (const e of entries) {
+    const branch = onPath.has(e.id) ? "selected" : rooted.has(e.id) ? "alternate" : "unknown";
+    let selection;
+    if (!makesContext(e)) selection = "not-applicable";
+    else if (branch === "unknown") selection = "unknown";
+    else if (inContext.has(e.id)) selection = "direct";
+    else if (kept.has(e.id) && edits.get(e.id)?.replacement === null) selection = "edited-out";
+    else if (onPath.has(e.id) && compaction && e !== compaction) {
+      const i = path.indexOf(e);
+      const before = i < last && (keptFrom < 0 || i < keptFrom);
+      if (before) selection = "summarized";
+      else if (isSystem(e) && i < last) selection = compaction.systemMessage ? "summarized" : "not-selected";
+      else selection = "not-selected";
+    } else selection = "not-selected";
+    out[e.id] = [branch, selection];
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -454,8 +513,10 @@ function record(file, scenario, marks = {}, notes = undefined) {
   record(source, "f-fork-source", m);
   record(fork, "f-fork", fm, [
     "createBranchedSession drops label entries from the copied path and re-creates them at the end;",
-    "copied entries keep their parentId, so U2 points at the dropped label L1 (absent here) and",
-    "Pi's getBranch/buildSessionContext stop there.",
+    V16
+      ? "Pi 1.6 re-chains the path around them (U2's parent becomes A1)."
+      : "copied entries keep their parentId, so U2 points at the dropped label L1 (absent here) and " +
+        "Pi's getBranch/buildSessionContext stop there.",
   ].join(" "));
 }
 
@@ -493,7 +554,14 @@ function record(file, scenario, marks = {}, notes = undefined) {
   record(sm.getSessionFile(), "g-long-5mib-tool-result", m, `toolResult text is ${big.length} chars`);
 }
 
-writeFileSync(resolve(outArg), `${JSON.stringify({ pi_version: PI_VERSION, sessions: records }, null, 1)}\n`);
+if (V16) {
+  // Pi 1.6 scenarios: what 0.73.1 could not write.
+  await import("./write-sessions-16.mjs").then((m) =>
+    m.scenarios({ create, record, turn, user, asst, call, result, text, usage, records, prefix, sessionDirFor, ticking }),
+  );
+}
+
+writeFileSync(resolve(outArg), `${JSON.stringify({ pi: PI, pi_version: PI_VERSION, sessions: records }, null, 1)}\n`);
 
 function prefix(p, o) {
   return Object.fromEntries(Object.entries(o).map(([k, v]) => [`${p}${k}`, v]));
