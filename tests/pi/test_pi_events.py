@@ -1,4 +1,4 @@
-"""`/events` end to end with the real Pi 0.73.1 in RPC mode (no model, no key: commands run
+"""`/events` end to end with the real Pi 1.6 in RPC mode (no model, no key: commands run
 first). RPC has no custom components, so the extension falls back to `select`; the test answers
 it as a client would, and reads what reaches the editor (`set_editor_text`).
 """

@@ -141,6 +141,11 @@ def scrub_all(events: list[Event], *, bounded: bool = True, reveal: bool = False
                 event.tree[key], kinds = secrets.scan(event.tree[key], reveal=reveal)
                 if key == "label" and kinds:
                     _count(event.secrets, kinds)
+        for key, value in event.metadata.items():  # recorded text too: names, a usage's note
+            if isinstance(value, str):
+                event.metadata[key] = secrets.scan(value, reveal=reveal)[0]
+            elif isinstance(value, list):
+                event.metadata[key] = [secrets.scan(v, reveal=reveal)[0] for v in value]
         event.fragments = [f for f in event.fragments if f.text.strip()]
 
 
