@@ -23,6 +23,9 @@ e-second-root, f-fork-source, f-fork, f2-fork-from, g-long-5mib-tool-result. Pi 
 h2-edits-after-compaction, h3-retain-none-compaction, h4-multiple-roots, h5-custom-id. Ids and
 timestamps come from Pi (random, clock); texts are fixed.
 
+`states_by_pi(files, out)` gives the same `states` for any session file (tests/piwriter/
+states-of.mjs), e.g. one a real Pi turn wrote.
+
 Use the `pi_sessions` fixture (module-scoped, Pi 1.6; make it visible with
 `from piwriter import pi_sessions  # noqa: F401` in a conftest.py), or call `write_pi_sessions`
 from a fixture of your own, as tests/test_piwriter_oracle.py does. Both skip the test, saying
@@ -116,6 +119,14 @@ def pi_sessions(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[st
     """
     root = tmp_path_factory.mktemp("pi-sessions") / "sessions"
     return root, write_pi_sessions(root)
+
+
+def states_by_pi(files: list[Path], out: Path, pi: str = "1.6") -> dict[str, dict[str, Any]]:
+    """Pi's view of any session files (tests/piwriter/states-of.mjs, on copies): per path, its
+    session id and every entry's [branchState, selectionState] from Pi's own answers, as
+    write_pi_sessions records them. Skips the calling test when Pi's writer is unavailable."""
+    run_piwriter("states-of.mjs", str(out), *map(str, files), pi=pi)
+    return {f["path"]: f for f in json.loads(out.read_text(encoding="utf-8"))["files"]}
 
 
 def open_with_pi(files: list[Path], out: Path, pi: str = "1.6") -> list[dict[str, Any]]:

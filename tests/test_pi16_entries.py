@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from builder import SessionBuilder
 from engine_support import ALL, cli, engine, hits
 from pi_event_search.core.authz import Scope
 from pi_event_search.service.engine import Engine
@@ -156,3 +157,33 @@ def test_custom_session_id(world: tuple[Engine, dict[str, Any]], tmp_path: Path)
     r = e.read(ref(rec, "u1"), ALL)
     assert r["event"]["sessionId"] == "my.refactor_2026"
     assert r["event"]["sessionName"] == "config refactor"
+
+
+def test_an_appended_context_edit_changes_its_targets_state(pi_home: PiHome) -> None:
+    """The incremental path: an edit appended to an indexed session recomputes the states of the
+    entries before it; a later edit of the same target undoes it; a system message appended after
+    a compaction is in the context, one in its kept range is not."""
+    sb = SessionBuilder(pi_home.sessions, "/p")
+    sb.system({"preamble": "You are a wombat assistant."}, added=["bash"])
+    u = sb.user("run the wombat tests")
+    a = sb.assistant("wombat tests: 3 failed")
+    e = engine(pi_home.index)
+    e.refresh()
+
+    def state(entry: str) -> str:
+        return str(e.read(f"{sb.session_id}/{entry}", ALL)["event"]["selectionState"])
+
+    assert state(a) == "direct"
+    edit = sb.context_edit(a, None)
+    assert e.refresh_paths({str(sb.path)}).changed == {"appended": 1}
+    assert state(a) == "edited-out"
+    assert e.read(f"{sb.session_id}/{a}", ALL)["event"]["contextEdit"] == {
+        "ref": f"pi-event:{sb.session_id}/{edit}", "replacement": "removed"}
+    sb.context_edit(a, "wombat tests ran")
+    e.refresh()
+    assert state(a) == "direct"
+    kept_system = sb.system({"skills": "<skills>wombat</skills>"})
+    sb.compaction("summary: the wombat tests", u)
+    after = sb.system({"skills": None})
+    e.refresh()
+    assert (state(kept_system), state(after), state(u)) == ("not-selected", "direct", "direct")

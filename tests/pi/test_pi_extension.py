@@ -277,3 +277,36 @@ def test_search_grouped_by_session_gives_each_sessions_top_hit(project: Project)
     # Neither the model's text nor the details Pi writes into the session carry the key.
     assert key not in text and key not in json.dumps(grouped["details"])
     assert "\x1b" not in json.dumps(grouped)
+
+
+def test_states_of_a_session_pi_16_wrote_in_real_turns_equal_pis(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real Pi 1.6 turns write what SessionManager scripts do not: the prompt as a system message
+    and its tool loadout, answers with a thinking level. Every entry's states in the index equal
+    those Pi's own getBranch() and buildSessionProjection() give (tests/piwriter/states-of.mjs)."""
+    from pi_event_search.service.engine import Engine
+    from piwriter import states_by_pi
+
+    turns = [{"calls": [{"name": "bash", "args": {"command": f"echo {WORD} checked"}}]},
+             {"text": "done"}]
+    done, entries = run_pi(project, turns, f"check {WORD} once more")
+    assert done.returncode == 0, done.stderr[-3000:]
+    system = [e for e in entries if (e.get("message") or {}).get("role") == "system"]
+    assert system and system[0]["message"].get("toolsAdded"), "Pi 1.6 wrote its prompt"
+    assert any("thinkingLevel" in (e.get("message") or {}) for e in entries), "and the level"
+    files = sorted((project.agent / "sessions").rglob("*.jsonl"))
+    pis = states_by_pi(files, project.tmp / "states.json")
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(project.agent))
+    engine = Engine.open(project.tmp / "oracle-index.sqlite3", [])
+    try:
+        engine.refresh()
+        compared = 0
+        for pi in pis.values():
+            got = {r[0]: [r[1], r[2]] for r in engine.conn.execute(
+                "SELECT e.entry_id, e.branch_state, e.selection_state FROM events e "
+                "JOIN sessions s ON s.sid = e.sid WHERE s.session_id = ?", (pi["sessionId"],))}
+            assert got == pi["states"], pi["path"]
+            compared += len(got)
+        assert compared >= len(entries) - 1
+    finally:
+        engine.close()
