@@ -282,15 +282,24 @@ def test_search_grouped_by_session_gives_each_sessions_top_hit(project: Project)
 def test_states_of_a_session_pi_16_wrote_in_real_turns_equal_pis(
         project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     """Real Pi 1.6 turns write what SessionManager scripts do not: the prompt as a system message
-    and its tool loadout, answers with a thinking level. Every entry's states in the index equal
+    and its tool loadout, answers with a thinking level, the context edit of its own recovery from
+    a failed attempt. Every entry's states in the index equal
     those Pi's own getBranch() and buildSessionProjection() give (tests/piwriter/states-of.mjs)."""
+    from pi_event_search.core.authz import Scope
     from pi_event_search.service.engine import Engine
     from piwriter import states_by_pi
 
-    turns = [{"calls": [{"name": "bash", "args": {"command": f"echo {WORD} checked"}}]},
+    # The first attempt fails with a provider error: Pi retries it, and takes the failed attempt
+    # out of the model context with a context edit of its own (its recovery).
+    turns = [{"error": "503 service overloaded"},
+             {"calls": [{"name": "bash", "args": {"command": f"echo {WORD} checked"}}]},
              {"text": "done"}]
     done, entries = run_pi(project, turns, f"check {WORD} once more")
     assert done.returncode == 0, done.stderr[-3000:]
+    failed = [e["id"] for e in entries if (e.get("message") or {}).get("stopReason") == "error"]
+    edits = [e for e in entries if e["type"] == "context_edit"]
+    assert len(failed) == 1 and [(e["targetId"], e["replacement"]) for e in edits] == [
+        (failed[0], None)], "Pi's own recovery edit"
     system = [e for e in entries if (e.get("message") or {}).get("role") == "system"]
     assert system and system[0]["message"].get("toolsAdded"), "Pi 1.6 wrote its prompt"
     assert any("thinkingLevel" in (e.get("message") or {}) for e in entries), "and the level"
@@ -307,6 +316,8 @@ def test_states_of_a_session_pi_16_wrote_in_real_turns_equal_pis(
                 "JOIN sessions s ON s.sid = e.sid WHERE s.session_id = ?", (pi["sessionId"],))}
             assert got == pi["states"], pi["path"]
             compared += len(got)
+        assert engine.read(f"{entries[0]['id']}/{failed[0]}", Scope.of(None))["event"][
+            "selectionState"] == "edited-out"
         assert compared >= len(entries) - 1
     finally:
         engine.close()
