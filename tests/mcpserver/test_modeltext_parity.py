@@ -27,9 +27,13 @@ SCRIPT = Path(__file__).with_name("format-parity.ts")
 def _history(sessions: Path, cwd: str) -> None:
     sb = SessionBuilder(sessions, cwd)
     sb.session_info("the kangaroo build")
+    sb.system({"preamble": "You are a kangaroo coding assistant."}, added=["read", "bash"])
     first = sb.user("why does the kangaroo build fail?\nsee the log below")
-    sb.assistant(tool_calls=[("c1", "bash", {"command": "make kangaroo"})])
-    sb.tool_result("c1", "bash", "error: kangaroo.c:12: undefined reference\n" * 40, is_error=True)
+    call = sb.assistant(tool_calls=[("c1", "bash", {"command": "make kangaroo"})])
+    failed = sb.tool_result("c1", "bash", "error: kangaroo.c:12: undefined reference\n" * 40,
+                            is_error=True)
+    sb.context_edit(failed, None)  # Pi 1.x: out of the model context; its read says so
+    sb.context_edit(call, "ran make kangaroo")
     fork_at = sb.assistant("the kangaroo linker flags are wrong")
     sb.user("try the other kangaroo fix")
     sb.branch(fork_at)
@@ -102,5 +106,8 @@ def test_same_text_as_the_pi_tools(pi_home, tmp_path):
     assert any("alternate branch" in t for t in mine) and any("session-" in t for t in mine)
     assert any("(partial: matched 2 of 3 words; missing: " in t for t in mine)
     assert any('No recorded event holds "makefle"; searched for "makefile"' in t for t in mine)
+    assert any("context edit: removed from the model context" in t for t in mine)
+    assert any("edited out of the context" in t for t in mine)
+    assert any(" · replacement replaced" in t for t in mine)  # a context edit's metadata
     for case, ours, pi in zip(cases, mine, theirs["out"], strict=True):
         assert ours == pi, (case["kind"], case.get("query"), case["maxChars"])

@@ -65,12 +65,17 @@ export type UI = Pick<ExtensionContext["ui"], "custom" | "select" | "notify" | "
 /** The picker, or the select fallback when the UI builds no component; the query last searched. */
 export async function openEvents(ui: UI, source: PickerSource, query: string): Promise<string> {
 	let picker: EventPicker | undefined;
+	let render = (): void => {};
 	const picked = await ui.custom<PickerResult>((tui, theme, _kb, done) => {
-		picker = new EventPicker(source, theme, () => tui.requestRender(), done, query);
+		render = () => tui.requestRender();
+		picker = new EventPicker(source, theme, render, done, query);
 		return picker;
 	});
 	if (picker) {
-		if (picked) ui.pasteToEditor(insertion(picked));
+		if (picked) {
+			ui.pasteToEditor(insertion(picked));
+			render(); // Pi 1.x draws a paste only on the next render: show the reference now
+		}
 		return picker.query;
 	}
 	const result = await source.search(query, null, SELECT_LIMIT);

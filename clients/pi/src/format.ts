@@ -45,6 +45,7 @@ export function kindLabel(kind: string | null | undefined, tool: string | null |
 const SELECTION: Record<string, string> = {
 	direct: "in context",
 	summarized: "summarized by a compaction",
+	"edited-out": "edited out of the context",
 	"not-selected": "not in context",
 	"not-applicable": "",
 	unknown: "context unknown",
@@ -247,12 +248,27 @@ function fragmentPart(f: Fragment, room: number): { text: string; cutAt?: number
 	return { text: `${head}\n${chars.slice(0, keep).join("")}`, cutAt: f.offset + keep };
 }
 
+/** "context edit: ... by pi-event:S/E": a replaced entry is read as recorded, and says so. */
+export function editLine(edit: ReadResult["event"]["contextEdit"]): string[] {
+	if (!edit) return [];
+	const what = edit.replacement === "removed" ? "removed from the model context" : "content replaced in the model context";
+	return [`context edit: ${what} by ${edit.ref} (the text below is the original)`];
+}
+
+/** "toolsAdded read, bash · thinkingLevel high" */
+export function metadataLine(metadata: Record<string, unknown> | undefined): string[] {
+	const parts = Object.entries(metadata ?? {}).map(([k, v]) => `${k} ${Array.isArray(v) ? v.map(String).join(", ") : String(v)}`);
+	return parts.length ? [parts.join(" · ")] : [];
+}
+
 export function formatRead(result: ReadResult, maxChars: number): Formatted {
 	const e = result.event;
 	const head = [
 		`${e.ref} · ${kindLabel(e.kinds?.join("+") || e.entryType, e.toolName, e.isError)} · ${shortTime(e.timestamp)}`,
 		`${where(e.sessionName, e.cwd)} · ${treeState(e.branchState, e.selectionState)} · role ${e.role ?? e.entryType ?? "?"}`,
 		`parent ${e.parentId ? `pi-event:${e.sessionId}/${e.parentId}` : "none (a root)"} · source ${result.source.path}:${result.source.line}`,
+		...editLine(e.contextEdit),
+		...metadataLine(e.metadata),
 	];
 	const n = result.neighbours;
 	const around = [

@@ -20,6 +20,8 @@ export const KINDS = [
 	"custom.message",
 	"custom.entry",
 	"session.name",
+	"context.edit",
+	"system.prompt",
 ] as const;
 
 export type Kind = (typeof KINDS)[number];
@@ -197,6 +199,10 @@ export interface ReadEvent {
 	branchState?: string;
 	contextRole?: string;
 	selectionState?: string;
+	/** The Pi 1.x context edit that decides this entry's part of the model context. */
+	contextEdit?: { ref: string; /** "removed" or "replaced" */ replacement: string };
+	/** A typed event's facts: a system message's tools, a usage's tokens, a thinking level. */
+	metadata?: Record<string, unknown>;
 }
 
 export interface Fragment {

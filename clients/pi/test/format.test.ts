@@ -62,6 +62,7 @@ test("tree states read as words", () => {
 	assert.equal(treeState("alternate", "not-selected"), "alternate branch (abandoned), not in context");
 	assert.equal(treeState("selected", "summarized"), "selected branch, summarized by a compaction");
 	assert.equal(treeState(undefined, "not-applicable"), "branch unknown");
+	assert.equal(treeState("selected", "edited-out"), "selected branch, edited out of the context");
 });
 
 test("a hit block has ref, kind, time, session or cwd, states and the marked snippet", () => {
@@ -131,6 +132,18 @@ test("a read shows identity, parent, source, text and neighbours", () => {
 	assert.match(out.text, /before \(append order\):\n {2}pi-event:S1\/e0 · tool.call · "bash ls"/);
 	assert.equal(out.cut, false);
 	assert.doesNotMatch(out.text, /omitted:/);
+});
+
+test("a read of an entry a Pi 1.x context edit decides names the edit; metadata is shown", () => {
+	const base = readResult("FAILED test_nested");
+	const removed = formatRead({ ...base, event: { ...base.event, selectionState: "edited-out", contextEdit: { ref: "pi-event:S1/e9", replacement: "removed" } } }, 4000);
+	assert.match(removed.text, /selected branch, edited out of the context/);
+	assert.match(removed.text, /context edit: removed from the model context by pi-event:S1\/e9 \(the text below is the original\)/);
+	const replaced = formatRead({ ...base, event: { ...base.event, contextEdit: { ref: "pi-event:S1/e8", replacement: "replaced" } } }, 4000);
+	assert.match(replaced.text, /context edit: content replaced in the model context by pi-event:S1\/e8/);
+	const system = formatRead({ ...base, event: { ...base.event, metadata: { toolsAdded: ["read", "bash"], thinkingLevel: "high" } } }, 4000);
+	assert.match(system.text, /toolsAdded read, bash · thinkingLevel high/);
+	assert.doesNotMatch(formatRead(base, 4000).text, /context edit/);
 });
 
 test("a read cut by the budget says where to continue", () => {

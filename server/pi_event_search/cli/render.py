@@ -173,6 +173,14 @@ def read(r: ReadResult) -> None:
     print(f"branch {ev['branchState']}  context {ev['contextRole']}  "
           f"selection {ev['selectionState']}")
     print(f"source {r['source']['path']}:{r['source']['line']} (byte {r['source']['byteOffset']})")
+    edit = ev.get("contextEdit")
+    if edit is not None:
+        what = ("removed from the model context" if edit["replacement"] == "removed"
+                else "its content replaced in the model context")
+        print(f"context edit: {what} by {edit['ref']} (the text below is the original)")
+    for key, value in (ev.get("metadata") or {}).items():
+        shown = ", ".join(map(str, value)) if isinstance(value, list) else value
+        print(f"{key} {shown}")
     for f in r["fragments"]:
         print(f"\n--- {f['fragmentId']} ({f['offset']}..{f['offset'] + f['length']} of "
               f"{f['totalLength']})")

@@ -5,7 +5,7 @@ is the same shapes.
 No `from __future__ import annotations` here: TypedDict needs NotRequired at runtime to know
 which keys are optional (tests/test_wire.py checks real results against these)."""
 
-from typing import Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 
 class Source(TypedDict):
@@ -140,6 +140,11 @@ class SessionsResult(TypedDict):
 
 
 # -- piEvents/read ---------------------------------------------------------------------------
+class ContextEdit(TypedDict):
+    ref: str  # the context_edit entry
+    replacement: str  # "removed" (out of the model context) | "replaced" (its content)
+
+
 class ReadEvent(TypedDict):
     ref: str
     sessionId: str
@@ -156,6 +161,11 @@ class ReadEvent(TypedDict):
     branchState: str
     contextRole: str
     selectionState: str
+    # The context edit that decides this entry's part of the model context (Pi 1.x), if any.
+    contextEdit: NotRequired[ContextEdit]
+    # A typed event's facts from its entry: a system message's tools and sections, a usage's
+    # kind, model and tokens, a context edit's target, an answer's thinking level.
+    metadata: NotRequired[dict[str, Any]]
 
 
 class Fragment(TypedDict):

@@ -18,6 +18,7 @@ from typing import Any
 
 from pi_event_search.core import secrets
 from pi_event_search.core.wire import (
+    ContextEdit,
     DidYouMean,
     Fragment,
     Group,
@@ -87,6 +88,7 @@ def kind_label(kind: str | None, tool: str | None, is_error: bool | None) -> str
 
 
 SELECTION = {"direct": "in context", "summarized": "summarized by a compaction",
+             "edited-out": "edited out of the context",
              "not-selected": "not in context", "not-applicable": "", "unknown": "context unknown"}
 
 
@@ -336,6 +338,31 @@ def _fragment_part(f: Fragment, room: int) -> tuple[str, int | None]:
     return f"{head}\n{text[:keep]}", f["offset"] + keep
 
 
+def _edit_line(edit: ContextEdit | None) -> list[str]:
+    """format.ts editLine: a replaced entry is read as recorded, and says so."""
+    if not edit:
+        return []
+    what = ("removed from the model context" if edit["replacement"] == "removed"
+            else "content replaced in the model context")
+    return [f"context edit: {what} by {edit['ref']} (the text below is the original)"]
+
+
+def _metadata_line(metadata: Mapping[str, Any] | None) -> list[str]:
+    """format.ts metadataLine: "toolsAdded read, bash · thinkingLevel high"."""
+    parts = [f"{k} {', '.join(map(_js_string, v)) if isinstance(v, list) else _js_string(v)}"
+             for k, v in (metadata or {}).items()]
+    return [" · ".join(parts)] if parts else []
+
+
+def _js_string(value: Any) -> str:
+    """String(value) as JavaScript writes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def read(result: ReadResult, max_chars: int = MAX_CHARS) -> Formatted:
     e = result["event"]
     parent = f"pi-event:{e['sessionId']}/{e['parentId']}" if e["parentId"] else "none (a root)"
@@ -345,6 +372,8 @@ def read(result: ReadResult, max_chars: int = MAX_CHARS) -> Formatted:
         f"{_where(e['sessionName'], e['cwd'])} · {tree_state(e['branchState'], e['selectionState'])}"
         f" · role {e['role'] or e['entryType'] or '?'}",
         f"parent {parent} · source {result['source']['path']}:{result['source']['line']}",
+        *_edit_line(e.get("contextEdit")),
+        *_metadata_line(e.get("metadata")),
     ]
     n = result["neighbours"]
     around = [

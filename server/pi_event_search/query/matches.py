@@ -20,6 +20,7 @@ KIND_WEIGHTS = {
     "session.name": 2.0, "user.text": 1.5, "bash.command": 1.4, "tool.call": 1.3,
     "assistant.text": 1.2, "summary.compaction": 1.1, "summary.branch": 1.1,
     "tool.result": 1.0, "bash.output": 1.0, "custom.message": 0.8, "custom.entry": 0.8,
+    "context.edit": 1.0, "system.prompt": 0.5,
 }
 # fragment text, then meta (tool name, error state, custom type), then identifier parts
 COLUMN_WEIGHTS = (1.0, 0.5, 0.0)
@@ -91,6 +92,10 @@ def window(conn: sqlite3.Connection, match: str, q: Query, rowids: str, limit: i
     return tuples(conn).execute(sql, [match, *q.params, *kind_params]).fetchall()
 
 
+# Fragment kinds a search matches only when its kind filter names them.
+OPT_IN_KINDS = ["system.prompt"]
+
+
 def fragment_filters(f: Filters) -> tuple[list[str], list[Any]]:
     """Clauses on the fragment `f`: its kind, not a call or result of an excluded tool (the
     fragment's meta is the tool's name, with " error" after a failed result's), and no custom
@@ -100,6 +105,9 @@ def fragment_filters(f: Filters) -> tuple[list[str], list[Any]]:
     if f.kinds:
         where.append(f"f.kind IN ({','.join('?' * len(f.kinds))})")
         params += f.kinds
+    else:  # system prompts match only when asked for: every session repeats them
+        where.append(f"f.kind NOT IN ({','.join('?' * len(OPT_IN_KINDS))})")
+        params += OPT_IN_KINDS
     if f.exclude_tools:
         names = [*f.exclude_tools, *(f"{t} error" for t in f.exclude_tools)]
         where.append("NOT (f.kind IN ('tool.call', 'tool.result') "

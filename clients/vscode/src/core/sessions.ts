@@ -140,6 +140,8 @@ const KIND_WORDS: [kind: string, one: string, many: string][] = [
   ['custom.message', 'custom message', 'custom messages'],
   ['custom.entry', 'custom entry', 'custom entries'],
   ['session.name', 'name change', 'name changes'],
+  ['context.edit', 'context edit', 'context edits'],
+  ['system.prompt', 'system prompt', 'system prompts'],
 ];
 
 /** "12 user messages, 30 assistant messages, 1 tool call": known kinds in a fixed order, then the rest. */
