@@ -222,25 +222,31 @@ def _relaxed(conn: sqlite3.Connection, q: Query, parsed: Parsed) -> list[Relaxed
         got_rows = _candidates(conn, q, narrowed_any(q, w), cap)
         if not got_rows:
             continue
-        low = min(r[0] for r in got_rows)
+        fresh: dict[int, dict[int, float]] = {}
         for r in got_rows:
+            if r[0] in found:  # an earlier window checked it with a MATCH it satisfies
+                continue
             found[r[0]] = r
-            got = held.setdefault(r[0], {})
+            got = fresh[r[0]] = held.setdefault(r[0], {})
             for i in known:
                 got[i] = TYPED
-        # Which other terms each holds, from the window's lowest fid on (FTS5 reads no further
-        # back than the window).
+        if not fresh:
+            continue
+        # Which other terms each new row holds: one MATCH per alternative, ANDed with the
+        # window's expression (FTS5 skips through a common alternative by the rarer window) and
+        # bounded by the new rows' fids. A row an earlier window found was checked there, by a
+        # MATCH it satisfies, for every term that window did not know it holds: skipped here.
+        low, high = min(fresh), max(fresh)
         for i, a in enumerate(alts):
             if i in known:
                 continue
             for expr, weight in a:
                 for (fid,) in tuples(conn).execute(
-                        "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid >= ?",
-                        (f"({expr}) AND ({w})", low)):
-                    if fid in found:
-                        got = held.setdefault(fid, {})
-                        if got.get(i, 0.0) < weight:
-                            got[i] = weight
+                        "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid >= ? AND rowid <= ?",
+                        (f"({expr}) AND ({w})", low, high)):
+                    has = fresh.get(fid)
+                    if has is not None and has.get(i, 0.0) < weight:
+                        has[i] = weight
     rows = list(found.values())
     if not rows:
         return []
@@ -289,10 +295,13 @@ def _rank(conn: sqlite3.Connection, terms: tuple[Term, ...], idf: list[float],
             ev.best, ev.fid = score, fid
     # The best MAX_PARTIAL events by what they hold themselves; a turn lends at most TURN of a
     # term, so only the best of these can rise by it enough to matter.
-    live = {ev.eid: ev for ev in heapq.nsmallest(
-        MAX_PARTIAL, (ev for ev in events.values() if not ev.full),
-        key=lambda ev: (-sum(idf[i] * w for i, w in ev.weights.items()), -ev.best[1], -ev.ts,
-                        ev.eid))}
+    mass_of: dict[int, float] = {}
+    keyed: list[tuple[tuple[float, float, int, int], _Event]] = []
+    for ev in events.values():
+        if not ev.full:
+            mass = mass_of[ev.eid] = sum(idf[i] * w for i, w in ev.weights.items())
+            keyed.append(((-mass, -ev.best[1], -ev.ts, ev.eid), ev))  # eid unique: ev unread
+    live = {ev.eid: ev for _, ev in heapq.nsmallest(MAX_PARTIAL, keyed)}
     near = heapq.nsmallest(TURNS, live.values(), key=lambda ev: (-len(ev.weights), -ev.best[0]))
     pairs = _turns(conn, [ev.eid for ev in near])
     labels: dict[tuple[int, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
@@ -307,7 +316,7 @@ def _rank(conn: sqlite3.Connection, terms: tuple[Term, ...], idf: list[float],
                 if own.get(i, 0.0) < w * TURN:
                     lent.append(i)
                     own[i] = w * TURN
-        coverage = sum(idf[i] * w for i, w in own.items()) / whole
+        coverage = (sum(idf[i] * w for i, w in own.items()) if lent else mass_of[eid]) / whole
         have = tuple(sorted(own))
         if have not in labels:
             labels[have] = (tuple(t.label for i, t in enumerate(terms) if i in own),
