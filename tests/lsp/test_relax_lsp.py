@@ -156,6 +156,25 @@ async def test_did_you_mean_for_a_typo_and_not_for_a_real_word(start, history):
     assert exact["hits"] == []
 
 
+async def test_search_as_you_type_corrects_a_last_word_that_begins_no_word(start, history):
+    proj, ids, _ = history
+    client = await start([str(proj)])
+    res = await search(client, "websocket reconect", prefixLast=True)
+    assert res["didYouMean"] == {"query": "websocket reconnect", "corrections": [
+        {"word": "reconect", "suggestion": "reconnect"}]}
+    assert ids["socket"] in by_entry(res) and res["hits"][0]["missing"] == []
+    # the corrected word stays a prefix: `overnigt` -> overnight, which begins `overnight`
+    fixed = await search(client, "reconnect overnigt", prefixLast=True)
+    assert fixed["didYouMean"]["query"] == "reconnect overnight"
+    assert fixed["hits"][0]["entryId"] == ids["both"]
+    # a prefix that begins a visible word is what the user is still typing: never corrected
+    for typing in ("websocket reco", "websocket reconnec", "websocket Reconn"):
+        assert (await search(client, typing, prefixLast=True))["didYouMean"] is None, typing
+    # a prefix only another project's words begin is corrected to no word of that project
+    hidden = await search(client, "websocket hiddenwor", prefixLast=True)
+    assert hidden["didYouMean"] is None and ids["hidden"] not in by_entry(hidden)
+
+
 async def test_filters_apply_to_every_part(start, history):
     proj, ids, _ = history
     client = await start([str(proj)])

@@ -5,6 +5,9 @@ never corrected.
 
 The candidates are generated from the word (about 54 * its length of them) and looked up in the
 FTS5 vocabulary by equality, which seeks each one instead of walking the vocabulary.
+
+Search-as-you-type (`prefixLast`) searches its last word as a prefix: that word is corrected only
+when it begins no word the caller may see (`websokcet`, not `webso`), as a whole word would be.
 """
 
 from __future__ import annotations
@@ -45,9 +48,11 @@ class Visible:
     params: list[Any]
     scope_fts: str | None
 
-    def holds(self, conn: sqlite3.Connection, words: list[str]) -> bool:
-        """Whether a fragment the caller may see holds one of the words."""
-        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    def holds(self, conn: sqlite3.Connection, words: list[str], prefix: bool = False) -> bool:
+        """Whether a fragment the caller may see holds one of the words (with `prefix`, a
+        word beginning with one of them)."""
+        star = " *" if prefix else ""
+        match = " OR ".join('"' + w.replace('"', '""') + '"' + star for w in words)
         if self.scope_fts:
             match = f"({match}) AND {self.scope_fts}"
         return conn.execute(
@@ -70,15 +75,32 @@ def suggestion(conn: sqlite3.Connection, word: str, visible: Visible) -> str | N
     return next((w for _, w in found[:MAX_TRIED] if visible.holds(conn, [w])), None)
 
 
+def _plain(raw: str) -> bool:
+    """One English-looking word as typed (parse.py's rule): letters, lower case or Capitalised."""
+    return raw.isascii() and raw.isalpha() and (raw.islower() or (
+        raw[0].isupper() and raw[1:].islower()))
+
+
 def corrected(conn: sqlite3.Connection, query: str, parsed: Parsed, visible: Visible
               ) -> DidYouMean | None:
     """The query with each word no visible fragment holds replaced by its suggestion."""
     fixes: list[Correction] = []
     text = query
     for term in parsed.terms:
-        if term.word is None or term.quoted:
+        word = term.word
+        if term.quoted:
             continue
-        better = suggestion(conn, term.word, visible)
+        if word is None and term.typed.endswith(" *") and parsed.prefix is not None \
+                and term.tokens == (parsed.prefix,) and _plain(term.raw):
+            # Search-as-you-type's last word, a prefix: one that begins no word the caller may
+            # see is a typo, and corrected as the whole word would be (the corrected query
+            # keeps it a prefix).
+            if visible.holds(conn, [parsed.prefix], prefix=True):
+                continue
+            word = parsed.prefix
+        if word is None:
+            continue
+        better = suggestion(conn, word, visible)
         if better is None:
             continue
         fixes.append({"word": term.raw, "suggestion": better})
