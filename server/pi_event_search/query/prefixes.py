@@ -29,10 +29,10 @@ def expand(conn: sqlite3.Connection, parsed: Parsed) -> Parsed:
     tail, prefix = parsed.tail, parsed.prefix
     if tail is None or prefix is None or parsed.match is None or not prefix.isascii():
         return parsed
-    terms = _terms(conn, prefix)
-    if not terms or len(terms) > MAX_TERMS:
+    found = terms(conn, prefix)
+    if not found or len(found) > MAX_TERMS:
         return parsed
-    alternatives = "(" + " OR ".join('"' + t.replace('"', '""') + '"' for t in terms) + ")"
+    alternatives = "(" + " OR ".join('"' + t.replace('"', '""') + '"' for t in found) + ")"
 
     def swap(expr: str | None) -> str | None:
         if expr is None or not expr.endswith(tail):
@@ -45,24 +45,24 @@ def expand(conn: sqlite3.Connection, parsed: Parsed) -> Parsed:
     return dataclasses.replace(parsed, match=swap(parsed.match), inflected=swap(parsed.inflected))
 
 
-def _terms(conn: sqlite3.Connection, prefix: str) -> list[str]:
+def terms(conn: sqlite3.Connection, prefix: str) -> list[str]:
     """The index's terms starting with `prefix` (MAX_TERMS + 1 of them: too many), remembered
     while the index is unchanged. Listing them walks every term's postings (1 to 2 ms for the
     bench's prefixes); a later page asks again, and each keystroke of a search-as-you-type
     extends the last prefix, whose complete list holds every term of the longer one."""
     known = memo.of(conn, "prefix_terms")
-    terms: list[str] | None = known.get(prefix)
-    if terms is not None:
-        return terms
+    listed: list[str] | None = known.get(prefix)
+    if listed is not None:
+        return listed
     shorter = (known.get(prefix[:n]) for n in range(len(prefix) - 1, 0, -1))
     complete = next((t for t in shorter if t is not None and len(t) <= MAX_TERMS), None)
     if complete is not None:
-        terms = [t for t in complete if t.startswith(prefix)]
+        listed = [t for t in complete if t.startswith(prefix)]
     else:
         conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {_VOCAB} USING fts5vocab(main, fts, row)")
         upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-        terms = [r["term"] for r in conn.execute(
+        listed = [r["term"] for r in conn.execute(
             f"SELECT term FROM {_VOCAB} WHERE term >= ? AND term < ? LIMIT ?",
             (prefix, upper, MAX_TERMS + 1))]
-    known[prefix] = terms
-    return terms
+    known[prefix] = listed
+    return listed
