@@ -123,11 +123,13 @@ def _tier(conn: sqlite3.Connection, q: Query, match: str, below: int, phase: int
         lower = first
     if not rows:
         return [], None
-    scored = _scored(conn, match, rows)
+    typed: set[int] = set()
     if phase == 1:
         exact = _matching(conn, narrowed(q, str(q.parsed.match)), rows)
         typed = {eid for fid, eid, *_ in rows if fid in exact}
-        scored = [r for r in scored if r[1] not in typed]
+        if all(r[1] in typed for r in rows):  # phase 0 listed them all: no bm25 pass to rank none
+            return [], lower
+    scored = [r for r in _scored(conn, match, rows) if r[1] not in typed]
     return _coalesce(scored), lower
 
 
