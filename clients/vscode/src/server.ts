@@ -29,11 +29,16 @@ export class NotRunning extends Error {}
 
 function readSettings(): RawSettings {
   const c = vscode.workspace.getConfiguration('piEvents');
+  const roots = c.inspect<unknown>('workspaceRoots');
   return {
-    serverCommand: c.get('serverCommand'),
-    workspaceRoots: c.get('workspaceRoots'),
-    sessionDirs: c.get('sessionDirs'),
-    indexPath: c.get('indexPath'),
+    // What a repository must not choose (the program run, where the index goes, which
+    // directories are read) is read from the person's own settings only, as revealSecrets.
+    serverCommand: c.inspect<unknown>('serverCommand')?.globalValue,
+    workspaceRoots: roots?.globalValue,
+    // A workspace's roots only narrow (toInitializationOptions).
+    projectRoots: roots?.workspaceFolderValue ?? roots?.workspaceValue,
+    sessionDirs: c.inspect<unknown>('sessionDirs')?.globalValue,
+    indexPath: c.inspect<unknown>('indexPath')?.globalValue,
     watch: c.get('watch'),
     // Read where only the person can set it (user settings): a workspace cannot turn it on.
     revealSecrets: c.inspect<boolean>('revealSecrets')?.globalValue,

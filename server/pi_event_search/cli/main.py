@@ -7,6 +7,7 @@ Exit codes: 0 success, 2 bad usage, 1 any other error (one line on stderr).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -26,6 +27,7 @@ from pi_event_search.core.timestamps import parse_time
 from pi_event_search.query.parse import QueryTooLong
 from pi_event_search.query.search import Filters, StaleCursor
 from pi_event_search.service.engine import Engine
+from pi_event_search.source import sessiondirs
 from pi_event_search.source.extractors import load_file
 
 CLI_WAIT = 10.0  # seconds a command waits for another process indexing, then answers as is
@@ -44,6 +46,9 @@ class _Parser(argparse.ArgumentParser):
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sessions-dir", action="append", default=[], metavar="DIR",
                    help="an extra or archive sessions directory (repeatable)")
+    p.add_argument("--session-dir", metavar="DIR",
+                   help="Pi's session directory, as given to `pi --session-dir` (files directly "
+                        "in it); Pi's own settings are read besides")
     p.add_argument("--index", metavar="PATH", help="index file (default: user cache directory)")
 
 
@@ -160,8 +165,12 @@ def _engine(args: argparse.Namespace) -> Engine:
     registry, warnings = load_file(extractors_file())
     for warning in warnings:  # a bad registry is a warning: the command goes on without it
         print(f"pi-event-search: {warning}", file=sys.stderr)
-    engine = Engine.open(Path(args.index) if args.index else None, list(args.sessions_dir),
-                         registry)
+    # A project's sessionDir counts where Pi trusts the project: the folder Pi would start in,
+    # and the roots asked about.
+    projects = [os.getcwd(), *(str(Path(r).resolve()) for r in getattr(args, "root", None) or [])]
+    dirs = sessiondirs.configured(flag=args.session_dir, extra=list(args.sessions_dir),
+                                  projects=projects)
+    engine = Engine.open(Path(args.index) if args.index else None, [], registry, dirs=dirs)
     if engine.recovered:  # said once, by the process that moved the damaged index aside
         print(f"pi-event-search: {engine.recovered}", file=sys.stderr)
     return engine
@@ -185,7 +194,7 @@ def _run(args: argparse.Namespace) -> int:
         # quarter second to every other command. Nothing it imports comes back to the CLI.
         from pi_event_search.lsp.main import serve
 
-        serve(Path(args.index) if args.index else None, list(args.sessions_dir))
+        serve(Path(args.index) if args.index else None, list(args.sessions_dir), args.session_dir)
         return 0
     if args.command == "search" and args.demo:
         ensure_demo(args)

@@ -68,7 +68,10 @@ def indexing_note(state: Indexing | None) -> None:
 def status(s: StatusResult) -> None:
     print(f"index      {s['index']['path']} ({s['index']['bytes'] / 1e6:.1f} MB)")
     print(f"sessions   {s['sessions']}   events {s['events']}   fragments {s['fragments']}")
-    print(f"dirs       {', '.join(s['sessionDirs'])}")
+    for d in s["directories"]:
+        count = "" if d["sessions"] is None else f": {d['sessions']} sessions"
+        missing = "" if d["exists"] else ", does not exist yet"
+        print(f"dir        {d['path']} ({d['layout']}, {d['origin']}{missing}){count}")
     if s["secretEvents"]:
         print(f"secrets    {s['secretEvents']} events held credentials (masked; list them with "
               "`pi-event-search secrets`)")
