@@ -186,3 +186,28 @@ def test_found_in_takes_a_layouts_depth(tmp_path, layout, depth):
     seen = [p for p in ("/s/a.jsonl", "/s/x/a.jsonl", "/s/x/y/a.jsonl", "/sa/b.jsonl", "/t/a.jsonl")
             if conn.execute(f"SELECT {sql} FROM (SELECT ? AS p)", [*params, p]).fetchone()[0]]
     assert seen == ["/s/a.jsonl", "/s/x/a.jsonl"][:depth]
+
+
+def test_the_writer_reads_the_directories_its_readers_read(pi_home, tmp_path):
+    """One process writes; a reader with a directory of its own (a Pi started with
+    --session-dir) still finds its sessions there, and the writer does not show them."""
+    own = tmp_path / "pi-run"
+    flat_session(own, str(tmp_path / "p"), f"{WORD} in the reader's folder")
+    writer = engine_with(pi_home.index, default_dirs(pi_home.sessions, []))
+    assert writer.take_writer()
+    reader = engine_with(pi_home.index,
+                         [*default_dirs(pi_home.sessions, []),
+                          SessionDir(os.path.realpath(own), True, "flat", "--session-dir")])
+    assert os.path.realpath(own) in {d.path for d in writer.scanned()}
+    writer.refresh()
+    assert len(hits(reader, WORD, ALL)) == 1
+    assert hits(writer, WORD, ALL) == []
+    # A process that is gone asks for nothing: its file is ignored, and the writer removes it.
+    dead = Path(f"{pi_home.index}.dirs") / "999999999-deadbeef.json"
+    dead.write_text(json.dumps([{"path": "/nowhere", "layout": "flat", "live": True}]))
+    assert "/nowhere" not in {d.path for d in writer.scanned()}
+    assert not dead.exists()
+    reader.close()
+    assert os.path.realpath(own) not in {d.path for d in writer.scanned()}
+    writer.close()
+    assert list(Path(f"{pi_home.index}.dirs").iterdir()) == []

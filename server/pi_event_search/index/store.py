@@ -8,6 +8,7 @@ is not ours (different application_id) is refused, never touched.
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -276,6 +277,7 @@ def remove_older_versions(current: Path) -> None:
         try:
             for extra in ("", "-wal", "-shm", ".fts-load.sqlite3", ".open.lock", ".writer"):
                 Path(f"{old}{extra}").unlink(missing_ok=True)
+            shutil.rmtree(f"{old}.dirs", ignore_errors=True)  # wanted.py
         finally:
             Path(f"{old}.users").unlink(missing_ok=True)
             locks.unlock(users)

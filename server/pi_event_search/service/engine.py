@@ -38,14 +38,24 @@ from pi_event_search.events.sessionlist import sessions
 from pi_event_search.events.trace import trace_event
 from pi_event_search.files.filehistory import History, file_history
 from pi_event_search.files.lineorigin import line_origin
-from pi_event_search.index import damage, indexer, locks, progress, registry, store, textcodec, writes
+from pi_event_search.index import (
+    damage,
+    indexer,
+    locks,
+    progress,
+    registry,
+    store,
+    textcodec,
+    wanted,
+    writes,
+)
 from pi_event_search.index.filestate import FilesCache
 from pi_event_search.index.status import status
 from pi_event_search.query.groups import GroupPage, grouped
 from pi_event_search.query.search import Filters, Page, search
 from pi_event_search.service.lease import Lease, LeaseLost
 from pi_event_search.source import jsonl, sessiondirs
-from pi_event_search.source.discovery import SessionDir, scan
+from pi_event_search.source.discovery import SessionDir, merged, scan
 from pi_event_search.source.extractors import EMPTY, Registry
 
 READ_REFRESH_WAIT = 1.0  # seconds a read waits for the index held by an indexing pass
@@ -103,7 +113,10 @@ class Engine:
         except FileExistsError as exc:  # the index's directory is a file
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR),
                                      str(index_path.parent)) from exc
+        self._wanted: Path | None = None
         self._users = locks.try_lock(Path(f"{index_path}.users"), shared=True)  # in use
+        # Which directories this process reads, for whichever process writes (wanted.py).
+        self._wanted = wanted.announce(index_path, dirs)
         try:
             # The schema exists and is current (or IndexBusy). The lease is taken only by a
             # process about to write (a pass, a server's background task): one that only reads
@@ -246,7 +259,7 @@ class Engine:
             assert self._conn is not None
             try:
                 return self._writing(lambda c: indexer.refresh(
-                    c, self.dirs, progress, self._files, self.extractors))
+                    c, self.scanned(), progress, self._files, self.extractors))
             except LeaseLost:
                 return self._as_read()
             finally:
@@ -296,7 +309,7 @@ class Engine:
             def run(conn: sqlite3.Connection) -> indexer.Report:
                 report = indexer.refresh_paths(conn, paths, self.extractors) if paths else None
                 return report if report is not None \
-                    else indexer.refresh(conn, self.dirs, files=self._files,
+                    else indexer.refresh(conn, self.scanned(), files=self._files,
                                          extractors=self.extractors)
             try:
                 return self._writing(run)
@@ -393,6 +406,12 @@ class Engine:
     def _as_read(self) -> indexer.Report:
         return indexer.Report(generation=store.generation(self.reader()))
 
+    def scanned(self) -> list[SessionDir]:
+        """What this process's passes read: its own directories, then those the other processes
+        on the index read (wanted.py); each process answers only from its own (_here)."""
+        return merged([*self.dirs, *wanted.others(self.index_path, self._wanted,
+                                                  clean=self.writer)])
+
     def _here(self, scope: Scope) -> Scope:
         """The caller's scope, narrowed to the sessions found in this process's own directories:
         the index is shared, and a directory another process reads (another user setting, a
@@ -472,6 +491,8 @@ class Engine:
 
     def close(self) -> None:
         self._drop_writer()
+        wanted.withdraw(self._wanted)
+        self._wanted = None
         if self._users is not None:
             locks.unlock(self._users)
             self._users = None
