@@ -211,8 +211,7 @@ def test_no_server_and_no_python_says_exactly_what_to_install(project: Project) 
 
 def test_server_that_never_answers_times_out_with_the_install_hint(project: Project) -> None:
     hang = [sys.executable, "-c", "import time; time.sleep(600)", "serve"]
-    settings = project.root / ".pi" / "settings.json"
-    settings.parent.mkdir()
+    settings = project.agent / "settings.json"  # the user's: a project cannot name a server
     settings.write_text(json.dumps({"eventSearch": {"server": hang, "startTimeoutMs": 1500}}))
     turns = [{"calls": [{"name": "event_search", "args": {"query": WORD}}]}, {"text": "done"}]
     done, entries = run_pi(project, turns, "search please")
