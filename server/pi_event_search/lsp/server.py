@@ -29,11 +29,11 @@ from pi_event_search.core.errors import EngineError
 from pi_event_search.core.locations import default_index_path, extractors_file
 from pi_event_search.core.wire import IndexChanged
 from pi_event_search.index.indexer import Report
-from pi_event_search.index.status import directories
 from pi_event_search.index.store import SCHEMA_VERSION
 from pi_event_search.lsp import settings
 from pi_event_search.lsp.params import file_path
 from pi_event_search.lsp.protocol import PiEventProtocol, plain_dicts
+from pi_event_search.query.status import directories
 from pi_event_search.service.engine import OPENING, Engine, IndexOpening
 from pi_event_search.service.lease import POLL as LEASE_POLL
 from pi_event_search.service.watch import watch_async

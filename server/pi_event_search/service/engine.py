@@ -47,12 +47,11 @@ from pi_event_search.index import (
     store,
     textcodec,
     wanted,
-    writes,
 )
 from pi_event_search.index.filestate import FilesCache
-from pi_event_search.index.status import status
 from pi_event_search.query.groups import GroupPage, grouped
 from pi_event_search.query.search import Filters, Page, search
+from pi_event_search.query.status import status
 from pi_event_search.service.lease import Lease, LeaseLost
 from pi_event_search.source import jsonl, sessiondirs
 from pi_event_search.source.discovery import SessionDir, merged, scan
@@ -388,7 +387,7 @@ class Engine:
         the caller's next poll reuses that list instead of scanning again."""
         conn = self.reader()
         if paths is None:
-            if progress.indexing(conn) is not None or writes.bulk_pending(conn):
+            if progress.indexing(conn) is not None or progress.bulk_pending(conn):
                 return False, None
             paths = {o.path for o in scan(self.dirs)[0]}
         for path in paths:
