@@ -141,10 +141,12 @@ class Scope:
         params: list[object] = []
         for directory, depth in self.found_in:
             prefix = directory.rstrip("/") + "/"
-            rest = f"substr({column}, {len(prefix) + 1})"
+            # At most depth - 1 slashes after the prefix. GLOB, in C: counting the slashes with
+            # replace() cost a search 0.8 ms CPU of 3.2; GLOB 0.3-0.5 of 3.8-4.8 (1,500
+            # sessions, bench/found_in.py).
             parts.append(f"(substr({column}, 1, {len(prefix)}) = ? AND "
-                         f"length({rest}) - length(replace({rest}, '/', '')) < {int(depth)})")
-            params.append(prefix)
+                         f"substr({column}, {len(prefix) + 1}) NOT GLOB ?)")
+            params += [prefix, "*" + "/*" * int(depth)]
         return "(" + " OR ".join(parts) + ")", params
 
     def event_sql(self, target_session: str | None, s: str = "s", e: str = "e"
