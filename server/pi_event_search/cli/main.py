@@ -201,6 +201,13 @@ def _run(args: argparse.Namespace) -> int:
     if not getattr(args, "json", False):
         sys.stdout = render_text.Scrubbed(sys.stdout)
     engine = _engine(args)
+    try:
+        return _command(engine, args)
+    finally:
+        engine.close()  # its lease, and the directories it said it reads (index/wanted.py)
+
+
+def _command(engine: Engine, args: argparse.Namespace) -> int:
     if args.command == "index":
         return _index(engine, args.watch)
     if args.command == "status":

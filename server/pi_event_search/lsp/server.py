@@ -132,7 +132,10 @@ class PiEventServer(LanguageServer):
         Pi extension's own Pi writes to, the extra ones (sessiondirs.py). A project's
         `sessionDir` counts for the workspace folders Pi trusts; relative ones are relative to
         the first folder, as a Pi started there would take them."""
-        folders = self.roots()
+        try:
+            folders = self.roots()
+        except RuntimeError:  # not initialized: no workspace yet
+            folders = list(self.settings.roots or [])
         return sessiondirs.configured(
             flag=self.cli_session_dir, pi_session_dir=self.settings.pi_session_dir,
             extra=[*self.cli_dirs, *self.settings.session_dirs], projects=folders,
