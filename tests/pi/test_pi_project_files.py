@@ -127,3 +127,29 @@ def test_the_users_session_dir_setting_is_found_by_the_extension_and_the_cli(
 
 def _encoded(cwd: Path) -> str:
     return encoded_dir(str(cwd))
+
+
+def _pi_version() -> tuple[int, ...]:
+    for parent in Path(pi_cli()).parents:
+        pkg = parent / "package.json"
+        if pkg.exists():
+            return tuple(int(x) for x in json.loads(pkg.read_text())["version"].split(".")[:2])
+    raise AssertionError("no package.json above the Pi CLI")
+
+
+def test_the_project_file_follows_pis_trust_decision(project: Project) -> None:
+    """Pi 1.6 loads a project's settings only once the person trusts the folder (in print mode,
+    without a saved decision, it does not): the extension reads the project file only then. A Pi
+    without project trust (0.73) has no decision to follow: the file narrows."""
+    (project.root / "pkg").mkdir()
+    (project.root / ".pi").mkdir()
+    (project.root / ".pi" / "settings.json").write_text(
+        json.dumps({"eventSearch": {"roots": ["pkg"]}}))
+    written = project.agent / "sessions" / _encoded(project.root)
+    narrowed = str((project.root / "pkg").resolve())
+    _, result = run(project, SEARCH, written)
+    has_trust = _pi_version() >= (1, 0)
+    assert result["details"]["root"] == (str(project.root.resolve()) if has_trust else narrowed)
+    (project.agent / "trust.json").write_text(json.dumps({str(project.root.resolve()): True}))
+    _, result = run(project, SEARCH, written)
+    assert result["details"]["root"] == narrowed
