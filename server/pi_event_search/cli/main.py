@@ -251,7 +251,10 @@ def _mcp(args: argparse.Namespace) -> int:
             raise
         raise UsageError("the MCP server needs the `mcp` extra: pip install "
                          "'pi-event-search[mcp]' (or bootstrap.py --extra mcp)") from exc
-    serve(Path(args.index) if args.index else None, list(args.sessions_dir), args.root)
+    # Pi's --session-dir as an extra directory: its files sit directly in it, which an extra
+    # directory's reading covers too.
+    extra = [*args.sessions_dir, *([args.session_dir] if args.session_dir else [])]
+    serve(Path(args.index) if args.index else None, extra, args.root)
     return 0
 
 
