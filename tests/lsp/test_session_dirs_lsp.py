@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from lsprotocol import types as t
+
 from builder import SessionBuilder
 from lsp.conftest import Start
 from support import PiHome
@@ -83,3 +85,21 @@ async def test_a_workspaces_session_dir_counts_where_pi_trusts_it(start: Start, 
     status = await request(trusted, "piEvents/status", {})
     assert status["directories"][-1]["origin"] == \
         f"sessionDir in {proj / '.pi' / 'settings.json'} (a project Pi trusts)"
+
+
+async def test_a_changed_setting_changes_the_directories(start: Start, pi_home: PiHome,
+                                                         tmp_path: Path) -> None:
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    archive = tmp_path / "archive"
+    ref = flat(archive, proj, f"{WORD} in an archive named later")
+    client = await start([str(proj)])
+    assert await refs(client) == []
+    client.workspace_did_change_configuration(t.DidChangeConfigurationParams(
+        settings={"piEvents": {"sessionDirs": [str(archive)]}}))
+    assert await refs(client) == [ref]
+    status = await request(client, "piEvents/status", {})
+    assert [d["origin"] for d in status["directories"]] == ["default", "sessionDirs"]
+    client.workspace_did_change_configuration(t.DidChangeConfigurationParams(
+        settings={"piEvents": {"sessionDirs": []}}))
+    assert await refs(client) == []

@@ -84,7 +84,8 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
     @ls.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def did_change_folders(ls: PiEventServer,
                            params: t.DidChangeWorkspaceFoldersParams) -> None:
-        return None  # pygls updates ls.workspace.folders; roots are read per request
+        # pygls updates ls.workspace.folders; roots are read per request, directories here.
+        ls.follow_dirs()
 
     @ls.feature(t.SHUTDOWN)
     def shutdown(ls: PiEventServer, params: Any) -> None:

@@ -102,6 +102,15 @@ class PiEventServer(LanguageServer):
             engine.extractors = registry
             if engine.writer:
                 self.reindex_task = asyncio.ensure_future(self.index_now())
+        self.follow_dirs()
+
+    def follow_dirs(self) -> None:
+        """Session directories follow the settings and the workspace folders (a project's
+        `sessionDir`, a relative one): answers at once; a writer reads them in a pass now, and
+        a reader's new directories reach the writer's watcher (index/wanted.py)."""
+        engine = self.engine
+        if engine is not None and engine.set_dirs(self.session_dirs()) and engine.writer:
+            self.reindex_task = asyncio.ensure_future(self.index_now())
 
     def registry(self) -> Registry | None:
         """The extractor registry: the client's setting, else the user file's (None: it holds

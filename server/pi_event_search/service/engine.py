@@ -405,6 +405,17 @@ class Engine:
     def _as_read(self) -> indexer.Report:
         return indexer.Report(generation=store.generation(self.reader()))
 
+    def set_dirs(self, dirs: list[SessionDir]) -> bool:
+        """Read these directories from now on (a changed setting); whether they changed. Answers
+        follow at once; the writer's next pass (the caller asks for one) reads them."""
+        if dirs == self.dirs:
+            return False
+        old = self._wanted
+        self.dirs = dirs
+        self._wanted = wanted.announce(self.index_path, dirs)
+        wanted.withdraw(old)
+        return True
+
     def scanned(self) -> list[SessionDir]:
         """What this process's passes read: its own directories, then those the other processes
         on the index read (wanted.py); each process answers only from its own (_here)."""
