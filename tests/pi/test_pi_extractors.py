@@ -1,4 +1,4 @@
-"""The extractor registry (issue 32) with the real Pi 0.73.1: eventSearch.extractors in Pi's global
+"""The extractor registry (issue 32) with the real Pi 1.6: eventSearch.extractors in Pi's global
 settings reach the server (initializationOptions.extractors); a project's .pi/settings.json can
 neither add types nor change the user's (issue 38: a project file only narrows roots); an
 unregistered type is not found; a credential in custom data is masked in what the model gets."""
