@@ -25,7 +25,9 @@ def test_pi_settings_name_the_extractors(project: Project) -> None:
     (project.agent / "settings.json").write_text(json.dumps({"eventSearch": {"extractors": [
         TODO_STATE, NOTE]}}))
     (project.root / ".pi").mkdir()
-    # The project would add a type and change the user's (this entry would index `title` only).
+    # Trusted by the person (Pi reads its settings), the project would add a type and change the
+    # user's (this entry would index `title` only).
+    (project.agent / "trust.json").write_text(json.dumps({str(project.root.resolve()): True}))
     (project.root / ".pi" / "settings.json").write_text(json.dumps({"eventSearch": {"extractors": [
         {"customType": "diary-state", "fields": ["body"]},
         {"customType": "todo-state", "fields": ["title"], "label": "Project"}]}}))

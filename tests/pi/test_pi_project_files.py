@@ -12,25 +12,31 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from pihelp import EXT, FAKE_MODEL, RUN_TIMEOUT, WORD, Project, pi_cli
+import pytest
+from pihelp import EXT, FAKE_MODEL, RUN_TIMEOUT, WORD, Project, pi_argv
 
 from builder import SessionBuilder, encoded_dir
 
 SEARCH = [{"calls": [{"name": "event_search", "args": {"query": WORD}}]}, {"text": "done"}]
 
 
+def trust(p: Project) -> None:
+    """The person trusts the project (Pi 1.6's saved decision; Pi 0.73 has none to make)."""
+    (p.agent / "trust.json").write_text(json.dumps({str(p.root.resolve()): True}))
+
+
 def run(p: Project, turns: list[dict[str, Any]], written_to: Path,
-        env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+        env: dict[str, str] | None = None, pi: str = "1.6"
+        ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     """One headless Pi turn in the project; the first tool result of the session Pi wrote."""
     script = p.tmp / "script.json"
     script.write_text(json.dumps({"turns": turns}))
-    argv = [shutil.which("node") or "node", str(pi_cli()), "-p", "--offline", "-nc",
+    argv = [*pi_argv(pi), "-p", "--offline", "-nc",
             "-e", str(EXT / "src" / "index.ts"), "-e", str(FAKE_MODEL),
             "--provider", "fake", "--model", "fake-1", "search please"]
     done = subprocess.run(argv, cwd=p.root, env={**p.env(), "PI_FAKE_SCRIPT": str(script),
@@ -66,6 +72,7 @@ def test_a_project_file_cannot_run_a_server_move_the_index_widen_roots_or_add_di
     (project.root / ".pi" / "settings.json").write_text(json.dumps({"eventSearch": {
         "server": [str(fake_server), "serve"], "indexPath": str(project.root / "index.sqlite3"),
         "roots": ["/"], "sessionDirs": [str(planted)]}}))
+    trust(project)  # read, then: the file can still only narrow
 
     done, result = run(project, SEARCH, project.agent / "sessions" / _encoded(project.root))
     assert not marker.exists(), "the project's server command ran"
@@ -87,6 +94,7 @@ def test_a_project_can_narrow_its_roots_to_a_folder_inside_it(project: Project) 
     (project.root / ".pi").mkdir()
     (project.root / ".pi" / "settings.json").write_text(
         json.dumps({"eventSearch": {"roots": ["pkg"]}}))
+    trust(project)
     _, result = run(project, SEARCH, project.agent / "sessions" / _encoded(project.root))
     assert result["details"]["root"] == str((project.root / "pkg").resolve())
     assert [h["ref"] for h in result["details"]["result"]["hits"]] == [
@@ -129,27 +137,19 @@ def _encoded(cwd: Path) -> str:
     return encoded_dir(str(cwd))
 
 
-def _pi_version() -> tuple[int, ...]:
-    for parent in Path(pi_cli()).parents:
-        pkg = parent / "package.json"
-        if pkg.exists():
-            return tuple(int(x) for x in json.loads(pkg.read_text())["version"].split(".")[:2])
-    raise AssertionError("no package.json above the Pi CLI")
-
-
-def test_the_project_file_follows_pis_trust_decision(project: Project) -> None:
+@pytest.mark.parametrize("pi", ["1.6", "0.73"])
+def test_the_project_file_follows_pis_trust_decision(project: Project, pi: str) -> None:
     """Pi 1.6 loads a project's settings only once the person trusts the folder (in print mode,
-    without a saved decision, it does not): the extension reads the project file only then. A Pi
-    without project trust (0.73) has no decision to follow: the file narrows."""
+    without a saved decision, it does not): the extension reads the project file only then. Pi
+    0.73 has no project trust, so no decision to follow: the file narrows."""
     (project.root / "pkg").mkdir()
     (project.root / ".pi").mkdir()
     (project.root / ".pi" / "settings.json").write_text(
         json.dumps({"eventSearch": {"roots": ["pkg"]}}))
     written = project.agent / "sessions" / _encoded(project.root)
     narrowed = str((project.root / "pkg").resolve())
-    _, result = run(project, SEARCH, written)
-    has_trust = _pi_version() >= (1, 0)
-    assert result["details"]["root"] == (str(project.root.resolve()) if has_trust else narrowed)
-    (project.agent / "trust.json").write_text(json.dumps({str(project.root.resolve()): True}))
-    _, result = run(project, SEARCH, written)
+    _, result = run(project, SEARCH, written, pi=pi)
+    assert result["details"]["root"] == (str(project.root.resolve()) if pi == "1.6" else narrowed)
+    trust(project)
+    _, result = run(project, SEARCH, written, pi=pi)
     assert result["details"]["root"] == narrowed

@@ -84,6 +84,8 @@ def test_a_project_cannot_turn_reveal_on(project: Project) -> None:
     refs, items = _planted(project)
     settings = project.root / ".pi" / "settings.json"
     settings.parent.mkdir()
+    # Trusted: Pi 1.6 reads the project's settings (untrusted, it would not even look).
+    (project.agent / "trust.json").write_text(json.dumps({str(project.root.resolve()): True}))
     server = [sys.executable, "-m", "pi_event_search", "serve"]
     turns = [{"calls": [{"name": "event_read", "args": {"ref": ref}} for ref in refs[1:8]]},
              {"text": "done"}]
