@@ -22,7 +22,9 @@ APPLICATION_ID = 0x50494553  # "PIES"
 # indexes written by 10 hold other states for those sessions, so they are rebuilt under a new name.
 # 12: texts are stored with credentials masked (core/secrets.py) and events count them (`secrets`):
 # an index of 11 holds the values themselves.
-SCHEMA_VERSION = 12
+# 13: wider masking rules (issue 38: values with a sigil, `;` or brackets, all capitals, short Basic
+# credentials, known shapes after any trigger): an index of 12 holds values they now mask.
+SCHEMA_VERSION = 13
 
 # The full-text table; a bulk load builds a copy of it in a side database (ftsload.py).
 FTS_TABLE = ("CREATE VIRTUAL TABLE {name} USING fts5(text, meta, content='',\n"
