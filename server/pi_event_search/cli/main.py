@@ -1,14 +1,20 @@
 """`pi-event-search index|search|sessions|read|trace|file|blame|secrets|status|serve`: argv in,
 JSON or tables out. `search --by-session` groups the results by session; `sessions` lists them.
 
-Exit codes: 0 success, 2 bad usage, 1 any other error (one line on stderr).
+Exit codes: 0 success, 2 bad usage, 1 any other error. Every error is one line on stderr, masked
+and stripped like any answer, never a traceback (a full disk, a busy or unreadable index, a bug:
+`PI_EVENT_SEARCH_DEBUG=1` adds the traceback of the last).
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
+import os
+import sqlite3
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -19,6 +25,7 @@ from pi_event_search import __version__
 from pi_event_search.cli import file as cli_file
 from pi_event_search.cli import render as render_text
 from pi_event_search.cli.demo import ensure_demo
+from pi_event_search.core import secrets
 from pi_event_search.core.authz import MissingCutoff, Scope, default_root
 from pi_event_search.core.errors import EngineError, NotFound
 from pi_event_search.core.locations import extractors_file
@@ -143,17 +150,53 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         return _run(args)
     except UsageError as exc:
-        print(f"pi-event-search: {exc}", file=sys.stderr)
+        _error(str(exc))
         return 2
     except (NotFound, StaleCursor, QueryTooLong, EngineError) as exc:
-        print(f"pi-event-search: {exc}", file=sys.stderr)
+        _error(_hinted(str(exc)))
         return 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
+    except (sqlite3.Error, OSError) as exc:
+        _error(_storage_error(exc))
+        return 1
+    except Exception as exc:  # a bug: still one line, and where it was when asked
+        if os.environ.get("PI_EVENT_SEARCH_DEBUG"):
+            traceback.print_exc()
+        _error(f"internal error ({type(exc).__name__}: {exc}); PI_EVENT_SEARCH_DEBUG=1 shows where")
+        return 1
     finally:
         sys.stdout = stdout
+
+
+def _error(message: str) -> None:
+    """One line on stderr: an error can quote a path or recorded text, so it is scrubbed too."""
+    line = " ".join(secrets.scrub(message).split())
+    print(f"pi-event-search: {line}", file=sys.stderr)
+
+
+_FULL = "is the disk full? Free space, or pass --index PATH on another disk"
+
+
+def _hinted(text: str) -> str:
+    text = text.removesuffix("; retrying")  # the language server retries; a command stops here
+    if "disk is full" in text or "disk I/O error" in text:
+        return f"{text}: {_FULL}"
+    return text
+
+
+def _storage_error(exc: sqlite3.Error | OSError) -> str:
+    """What a person can do about a failing disk or database, said in one line."""
+    text = str(exc)
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return f"cannot write {exc.filename or 'the index'}: {exc.strerror}: {_FULL}"
+    if "locked" in text or "busy" in text:
+        return f"the index is busy ({text}): another process holds it; try again"
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or text}{f': {exc.filename}' if exc.filename else ''}"
+    return _hinted(f"the index failed: {text}")
 
 
 def _engine(args: argparse.Namespace) -> Engine:

@@ -208,7 +208,8 @@ def _ensure_schema(conn: sqlite3.Connection, path: Path, rebuild: bool) -> None:
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # a failed COMMIT (a full disk) rolled back already
+            conn.execute("ROLLBACK")
         raise
 
 
