@@ -104,3 +104,40 @@ async def test_line_origin_masks_what_it_reads_back(start, pi_home, tmp_path):
     text = json.dumps(answers)
     for p in items:
         assert not leaked(p.value, text), p.kind
+
+
+async def test_line_origin_confirms_no_guess(start, pi_home, tmp_path):
+    """A `write` wrote `DB_PASSWORD=<value>`: asking which event wrote a line that holds a guessed
+    value gets the same answer as asking with the true value (both matched as they are shown,
+    masked), so lineOrigin cannot be used to confirm a guess; lines without a credential are
+    matched exactly as before."""
+    from builder import SessionBuilder
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    value = "Zq8" + os.urandom(6).hex()
+    content = f"DB_HOST=db.internal\nDB_PASSWORD={value}\nDB_PORT=5432\n"
+    env = proj / ".env"
+    env.write_text(content)
+    sb = SessionBuilder(pi_home.sessions, str(proj))
+    sb.user("write the database config")
+    sb.assistant(tool_calls=[("call_w", "write", {"path": str(env), "content": content})])
+    sb.tool_result("call_w", "write", f"Successfully wrote {len(content)} bytes")
+    client = await start([str(proj)])
+
+    async def origin(line: str) -> Any:
+        env.write_text(content.replace(f"DB_PASSWORD={value}", line))
+        client.text_document_did_close(t.DidCloseTextDocumentParams(t.TextDocumentIdentifier(env.as_uri())))
+        return await _ask(client, "piEvents/lineOrigin", {"uri": env.as_uri(), "line": 1})
+
+    true = await origin(f"DB_PASSWORD={value}")
+    guesses = [await origin(f"DB_PASSWORD={guess}") for guess in ("hunter22", "Zq8" + "0" * 12, value[:-1])]
+    assert true["hit"] is not None and value not in json.dumps(true)
+    assert "[redacted: password]" in true["hit"]["snippet"] or "[redacted: password]" in json.dumps(true)
+    for answer in guesses:
+        assert answer == true  # nothing tells the true value from a guess
+    # a line without a credential still needs its exact text
+    host = await _ask(client, "piEvents/lineOrigin", {"uri": env.as_uri(), "line": 0})
+    assert host["hit"] is not None and host["hit"]["ref"] == true["hit"]["ref"]
+    env.write_text(content.replace("db.internal", "db.elsewhere"))
+    assert (await _ask(client, "piEvents/lineOrigin", {"uri": env.as_uri(), "line": 0}))["hit"] is None
