@@ -217,3 +217,23 @@ def write_session(sessions_dir: Path, cwd: str, rng: random.Random) -> tuple[Ses
         sb.user(text)
     sb.bash("npm run build", f"building zephyrine{ESCAPES} done\ttabbed\n")
     return sb, items, looks
+
+
+def write_hostile_fields(sessions_dir: Path, proj: Path, rng: random.Random) -> tuple[list[str], str]:
+    """A session whose recorded strings outside any text hold credentials and escape sequences: its
+    cwd, a tool's name, an entry id, a file path a call read. Returns the values that must not
+    show, and the escape planted with them."""
+    cwd_key, tool_key, id_key, path_key = ("ghp_" + _s(rng, 36) for _ in range(4))
+    escape = "\x1b]0;owned\x07\x1b[2J"
+    # flat: Pi's own directory for a session is named after its cwd (paths to Pi's files are shown
+    # as they are, for opening them)
+    sb = SessionBuilder(sessions_dir, str(proj / f"{cwd_key}{escape}"), flat=True)
+    sb.user("hostile fields zephyrine")
+    real = sb.new_id
+    sb.new_id = lambda: id_key  # type: ignore[method-assign]
+    sb.assistant(tool_calls=[("call_h", f"{tool_key}{escape}", {"path": f"/srv/{path_key}{escape}/x"})])
+    sb.new_id = real  # type: ignore[method-assign]
+    sb.tool_result("call_h", f"{tool_key}{escape}", "hostile fields done")
+    sb.assistant(tool_calls=[("call_r", "read", {"path": f"/srv/{path_key}{escape}/x"})])
+    sb.tool_result("call_r", "read", "zephyrine contents")
+    return [cwd_key, tool_key, id_key, path_key], escape

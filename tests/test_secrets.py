@@ -290,3 +290,29 @@ def test_cli_text_output_has_no_control_bytes(planted_home):
         assert not [c for c in text if (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f]
     assert "pwned title" not in read.stdout.decode()
     assert "done\ttabbed" in read.stdout.decode()
+
+
+def test_cli_masks_every_field(pi_home, tmp_path):
+    """Not only texts: a cwd, a tool name, an entry id and a file path that hold a credential or
+    an escape sequence are masked and stripped in every answer (text and --json)."""
+    from secretcorpus import write_hostile_fields
+
+    proj = tmp_path / "proj"
+    values, escape = write_hostile_fields(pi_home.sessions, proj, random.Random(os.urandom(8)))
+    outputs = []
+    for fmt in ([], ["--json"]):
+        outputs.append(_run(pi_home, "search", "zephyrine", "--all", *fmt).stdout.decode())
+        outputs.append(_run(pi_home, "sessions", "--all", *fmt).stdout.decode())
+    rc, out, _ = cli("search", "", "--all", "--json")
+    refs = [h["ref"] for h in json.loads(out)["hits"]]
+    assert len(refs) >= 5
+    for ref in refs:
+        for fmt in ([], ["--json"]):
+            for cmd in ("read", "trace"):
+                outputs.append(_run(pi_home, cmd, ref, "--all", *fmt).stdout.decode())
+    outputs.append(_run(pi_home, "file", "/srv", "--all", "--json").stdout.decode())
+    everything = "\n".join(outputs)
+    assert "[redacted: github-token]" in everything
+    for value in values:
+        assert not leaked(value, everything)
+    assert "\x1b" not in everything and "\x07" not in everything and "owned" not in everything

@@ -222,8 +222,11 @@ def _scope(args: argparse.Namespace) -> Scope:
         raise UsageError("--current-session needs --cutoff") from exc
 
 
-def _out(obj: Any) -> None:
-    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
+def _out(obj: Any, reveal: bool = False) -> None:
+    """An answer as JSON, every string in it scrubbed (names, paths and ids are recorded text
+    too); `reveal` keeps credentials (a person asked), never control bytes."""
+    clean = secrets.clean(obj, reveal=reveal)
+    sys.stdout.buffer.write(orjson.dumps(clean, option=orjson.OPT_INDENT_2) + b"\n")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -239,13 +242,13 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "search" and args.demo:
         ensure_demo(args)
     if not getattr(args, "json", False):
-        sys.stdout = render_text.Scrubbed(sys.stdout)
+        sys.stdout = render_text.Scrubbed(sys.stdout, getattr(args, "reveal_secrets", False))
     engine = _engine(args)
     if args.command == "index":
         return _index(engine, args.watch)
     if args.command == "status":
         status = engine.status(None if args.all else _scope(args))
-        _out(status) if args.json else render_text.status(status)
+        _out(status) if args.json else render_text.status(secrets.clean(status))
         return 0
     engine.refresh_or_wait(render_text.progress_printer(), CLI_WAIT)
     if args.command == "search":
@@ -256,16 +259,17 @@ def _run(args: argparse.Namespace) -> int:
         result = engine.read(args.ref, _scope(args), fragment=args.fragment, offset=args.offset,
                              length=args.length, before=args.before, after=args.after,
                              order=args.order, reveal_secrets=args.reveal_secrets)
-        _out(result) if args.json else render_text.read(result)
+        _out(result, args.reveal_secrets) if args.json else render_text.read(
+            secrets.clean(result, reveal=args.reveal_secrets))
         return 0
     if args.command == "secrets":
         found = engine.secrets(_scope(args))
-        _out(found) if args.json else render_text.secrets(found)
+        _out(found) if args.json else render_text.secrets(secrets.clean(found))
         return 0
     if args.command in ("file", "blame"):
         return cli_file.run(engine, args, _scope(args), _out, UsageError)
     traced = engine.trace(args.ref, _scope(args))
-    _out(traced) if args.json else render_text.trace(traced)
+    _out(traced) if args.json else render_text.trace(secrets.clean(traced))
     return 0
 
 
@@ -321,9 +325,10 @@ def _search(engine: Engine, args: argparse.Namespace) -> int:
         render_text.indexing_note(indexing)
         if args.json:
             _out({"sessions": found.groups, "nextCursor": found.next_cursor,
-                  "indexing": indexing})
+                  "indexing": indexing}, args.reveal_secrets)
         else:
-            render_text.groups(found.groups, found.next_cursor)
+            render_text.groups(secrets.clean(found.groups, reveal=args.reveal_secrets),
+                               found.next_cursor)
         return 0
     page = engine.search(args.query, _filters(args), _scope(args), limit=args.limit,
                          cursor=args.cursor, prefix_last=args.prefix_last)
@@ -332,7 +337,7 @@ def _search(engine: Engine, args: argparse.Namespace) -> int:
     if args.json:
         _out({"hits": page.hits, "nextCursor": page.next_cursor, "indexing": indexing})
     else:
-        render_text.hits(page.hits, page.next_cursor)
+        render_text.hits(secrets.clean(page.hits), page.next_cursor)
     return 0
 
 
@@ -341,5 +346,6 @@ def _sessions(engine: Engine, args: argparse.Namespace) -> int:
         raise UsageError("--limit must be at least 1")
     found = engine.sessions(_filters(args), _scope(args), limit=args.limit, cursor=args.cursor,
                             reveal_secrets=args.reveal_secrets)
-    _out(found) if args.json else render_text.sessions(found)
+    _out(found, args.reveal_secrets) if args.json else render_text.sessions(
+        secrets.clean(found, reveal=args.reveal_secrets))
     return 0

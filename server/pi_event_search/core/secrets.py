@@ -28,9 +28,10 @@ import itertools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar, cast
 
 MARK = "[redacted: {}]"
+_T = TypeVar("_T")
 
 _CONTROL_CLASS = r"\x00-\x08\x0b-\x1f\x7f-\x9f\x{202a}-\x{202e}\x{2066}-\x{2069}"
 # The one control-byte rule, shared with the clients through tests/data/control-vectors.json
@@ -468,3 +469,39 @@ def scrub(text: str, *, reveal: bool = False) -> str:
 
 
 Scrub = Callable[[str], str]
+
+
+def clean(value: _T, *, reveal: bool = False) -> _T:
+    """A JSON-shaped answer with every string in it scrubbed (the keys are the server's own):
+    snippets and fragments are masked when indexed, but an answer carries recorded text in other
+    fields too (tool names, cwd, session names, file paths, entry ids), and every surface sends
+    it through here. The strings are scanned together, as a first index scans a batch."""
+    texts: list[str] = []
+    _collect(value, texts)
+    if not texts:
+        return value
+    scanned = iter([text for text, _ in scan_many(texts, reveal=reveal)[0]])
+    return cast(_T, _rebuild(value, scanned))
+
+
+def _collect(value: object, into: list[str]) -> None:
+    if isinstance(value, str):
+        into.append(value)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _collect(v, into)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _collect(v, into)
+
+
+def _rebuild(value: object, scanned: Iterator[str]) -> object:
+    if isinstance(value, str):
+        return next(scanned)
+    if isinstance(value, dict):
+        return {k: _rebuild(v, scanned) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rebuild(v, scanned) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_rebuild(v, scanned) for v in value)
+    return value
