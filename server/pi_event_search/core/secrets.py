@@ -58,11 +58,12 @@ _NAMES = (r"password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?k
 _TRIGGERS = (r"(?i)private key|sk-|akia|asia|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt)-"
              r"|xox[abposer]-|hooks\.slack\.com/|[sr]k_(?:live|test)_|aiza|npm_|hf_|accountkey="
              r"|sharedaccesskey=|[?&]sig=|eyj|(?:bearer|basic)[ \t]+"
-             r"|://|(?:" + _NAMES + r")[\"']?[ \t]*(?:=|:)")
+             r"|://[^\s:/@]{1,64}:[^\s@/]{3,128}@|(?:" + _NAMES + r")[\"']?[ \t]*(?:=|:)")
 # The triggers of known shapes alone, matched where a value starts (to name its kind).
 _SHAPE_START = re.compile(_TRIGGERS.split("|(?:bearer", 1)[0].replace("|eyj", "") + "|eyj")
 # A trigger never consumes a character a value could start at: a known shape right after it (or
-# inside the value a name's rule rejects) is a trigger of its own.
+# inside the value a name's rule rejects) is a trigger of its own. (`://user:pass@` does, and its
+# rule looks for a known shape in both parts.)
 _WORD = re.compile(r"[a-z_-]+")
 
 _PY_FINDER = re.compile(_TRIGGERS + "|[" + _CONTROL_CLASS.replace(r"\x{", r"\u").replace("}", "") + "]")
