@@ -216,6 +216,14 @@ def _shape_key(low: str) -> str:
     return "akia" if low == "asia" else low
 
 
+# Each literal trigger of a known shape and its patterns, looked up once per trigger (a run of
+# ` sk-` costs a dict lookup and a failed match each, not a chain of string tests).
+_SHAPES_OF = {low: _SHAPES[_shape_key(low)] for low in (
+    "sk-", "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gldt-",
+    "glrt-", "glptt-", *(f"xox{c}-" for c in "abposer"), "hooks.slack.com/", "sk_live_", "sk_test_",
+    "rk_live_", "rk_test_", "aiza", "npm_", "hf_", "eyj")}
+
+
 def _shape(text: str, pos: int, low: str) -> Span | None:
     if not _starts_token(text, pos):
         return None
@@ -280,11 +288,6 @@ def _named(text: str, pos: int, end: int, word: str) -> tuple[list[Span], int]:
     a = _ASSIGN.match(text, end)
     if a is None:
         return [], end
-    start = pos
-    while start > 0 and pos - start < 64 and text[start - 1] in _NAME_CHARS:
-        start -= 1
-    if word == "_key" and not text[start:end].isupper():
-        return [], a.end()  # `cache_key = …` is code; `SOME_KEY=…` is an environment variable
     vs = a.end()
     quote = text[vs:vs + 1]
     if quote and quote in _QUOTED:
@@ -306,6 +309,11 @@ def _named(text: str, pos: int, end: int, word: str) -> tuple[list[Span], int]:
     password = word.startswith("pass") or word == "pwd"
     if v1 - v0 < 4 or not _value_ok(text[v0:min(v1, v0 + VALUE_MAX)], password):
         return [], reach  # a known shape at v0 is a trigger of its own
+    start = pos
+    while start > 0 and pos - start < 64 and text[start - 1] in _NAME_CHARS:
+        start -= 1
+    if word == "_key" and not text[start:end].isupper():
+        return [], reach  # `cache_key = …` is code; `SOME_KEY=…` is an environment variable
     shape = _known(text, v0)
     if shape is not None:
         return [shape], max(reach, shape.end)
@@ -333,10 +341,9 @@ def _known(text: str, pos: int) -> Span | None:
     return _shape(text, pos, trigger.group().lower()) if trigger is not None else None
 
 
-def _at(text: str, pos: int, matched: str) -> tuple[list[Span], int]:
-    """The credentials the trigger at pos starts, and how far a name's value reached (the names
-    that start before it are skipped)."""
-    low = matched.lower()
+def _at(text: str, pos: int, low: str) -> tuple[list[Span], int]:
+    """The credentials the trigger at pos starts (`low`: what it matched, in small letters), and
+    how far a name's value reached (the names that start before it are skipped)."""
     if low[-1] in "=:" and not low.endswith(("accountkey=", "sig=")):
         word = _WORD.match(low)
         return _named(text, pos, pos + len(word.group()), word.group()) if word else ([], pos)
@@ -355,7 +362,7 @@ def _at(text: str, pos: int, matched: str) -> tuple[list[Span], int]:
             found.append(_known(text, u.start(2)) or Span(u.start(2), u.end(2), "connection-string"))
         return found, pos
     if low.startswith(("bearer", "basic")):
-        vs = pos + len(matched)
+        vs = pos + len(low)
         if not _starts_token(text, pos):
             return [], pos
         if low[1] == "e":
@@ -387,10 +394,22 @@ def _find(text: str, triggers: Iterable[tuple[int, str]]) -> tuple[list[Span], b
             continue
         if len(matched) == 1:
             return [], True  # rare: the caller strips, then finds again in what is left
-        if pos < reach and matched[-1] in "=:" and not matched.lower().endswith("sig="):
+        low = matched.lower()
+        shapes = _SHAPES_OF.get(low)
+        if shapes is not None:  # a known shape's prefix: it must start a token
+            if pos == 0 or text[pos - 1] not in _TOKEN_CHARS:
+                for kind, pattern in shapes:
+                    m = pattern.match(text, pos)
+                    if m:
+                        spans.append(Span(pos, m.end(), kind))
+                        last = m.end()
+                        break
             continue
-        found, reached = _at(text, pos, matched)
-        reach = max(reach, reached)
+        if pos < reach and low[-1] in "=:" and not low.endswith("sig="):
+            continue
+        found, reached = _at(text, pos, low)
+        if reached > reach:
+            reach = reached
         for span in found:
             if span.start >= last:
                 spans.append(span)
