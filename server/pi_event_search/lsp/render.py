@@ -71,14 +71,17 @@ def hover_markdown(read: ReadResult) -> str:
     longer than any run of backticks in it, names and paths are escaped (no link, image or
     autolink can come from them), ids sit in code spans."""
     ev, src = read["event"], read["source"]
-    kinds = ", ".join(ev.get("kinds") or []) or ev["entryType"]
+    # the kinds and a parsed time are the server's words; an entry type or a time it could not
+    # parse are recorded text
+    kinds = ", ".join(ev.get("kinds") or []) or escape(ev["entryType"])
+    stamp = when(ev.get("timestamp"))
     tool = f" · {escape(str(ev['toolName']))}" if ev.get("toolName") else ""
     err = " · **error**" if ev.get("isError") else ""
     session = ev.get("sessionName") or ev.get("cwd") or ev["sessionId"]
     body = _preview(read["fragments"])
     fence = "`" * max(4, _longest_run(body, "`") + 1)
     return "\n".join([
-        f"**{escape(kinds)}**{tool}{err} · {escape(when(ev.get('timestamp')))}",
+        f"**{kinds}**{tool}{err} · {stamp if _PARSED.fullmatch(stamp) else escape(stamp)}",
         "",
         f"session: {escape(session)}  ",
         f"branch: {_code(ev['branchState'])} · selection: {_code(ev['selectionState'])} · "
@@ -90,6 +93,7 @@ def hover_markdown(read: ReadResult) -> str:
     ])
 
 
+_PARSED = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d|")
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
 
 
