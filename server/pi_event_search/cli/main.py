@@ -188,6 +188,8 @@ def _hinted(text: str) -> str:
     text = text.removesuffix("; retrying")  # the language server retries; a command stops here
     if "disk is full" in text or "disk I/O error" in text:
         return f"{text}: {_FULL}"
+    if "database is locked" in text:
+        return f"{text}: another process holds the index busy; try again"
     return text
 
 
