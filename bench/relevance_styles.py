@@ -227,10 +227,17 @@ class Ripgrep:
         words = query.split()
         # One PCRE2 pattern: a line (one entry) that holds every word, any order; -o with the
         # entry id as the only output keeps the pipe small on a large corpus.
+        # The files holding every word are found first with fast literal searches (rg -l).
         look = "".join(f"(?=.*\\Q{w}\\E)" for w in words)
         pat = '^\\{"type":"[^"]*","id":"([^"]+)"' + look
-        out = subprocess.run([self.rg, "-i", "-P", "-o", "-n", "--no-messages", "-r", "$1",
-                              "-e", pat, self.root], capture_output=True).stdout
+        files = [self.root]
+        for w in sorted(words, key=len, reverse=True):
+            files = subprocess.run([self.rg, "-l", "-i", "-F", "--no-messages", "-e", w, *files],
+                                   capture_output=True, text=True).stdout.splitlines()
+            if not files:
+                return []
+        out = subprocess.run([self.rg, "-i", "-P", "-o", "-n", "-H", "--no-messages", "-r", "$1",
+                              "-e", pat, *files], capture_output=True).stdout
         rows: list[tuple[str, int, str]] = []
         for line in out.splitlines():
             path, lineno, eid = line.decode(errors="replace").rsplit(":", 2)
@@ -438,7 +445,26 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def report(paths: list[Path]) -> str:
+    """Markdown: one row per (run, engine), per style R@1 / R@10 / MRR@10 / zero-hit."""
+    head = "| corpus | engine | " + " | ".join(
+        f"{s}: R@1 / R@10 / MRR / zero" for s in STYLES) + " |"
+    lines = [head, "|---|---|" + "---:|" * len(STYLES)]
+    for path in paths:
+        res = orjson.loads(path.read_bytes())
+        where = "sessions alone" if res["scale"] == "alone" else (
+            f"{res['scale']} around ({res['corpus_bytes'] / 1e6:.0f} MB)")
+        for name, e in res["engines"].items():
+            cells = [f"{v['r@1']:.2f} / **{v['r@10']:.2f}** / {v['mrr@10']:.2f} / "
+                     f"{v['zero_hit']:.2f}" for v in (e["styles"][s] for s in STYLES)]
+            lines.append(f"| {where} | {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
+    if "--report" in sys.argv:
+        print(report([Path(a) for a in sys.argv[sys.argv.index("--report") + 1:]]))
+        return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--scale", default="alone", help="'alone' or a history size (250M)")
     ap.add_argument("--repo", action="append", type=Path, default=None,

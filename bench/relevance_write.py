@@ -1,6 +1,7 @@
-"""Writes the three-style relevance set's sessions (bench/relevance_sessions.py) into a Pi
-sessions root: the "py" sessions with this bench's JSONL writer, the "pi" sessions with Pi's own
-SessionManager (bench/relevance_piwriter.mjs, which needs tests/piwriter's npm install:
+"""Writes the three-style relevance set's sessions (bench/relevance_sessions.py, with the routine
+turns of bench/relevance_filler.py around their steps) into a Pi sessions root: the "py" sessions
+with this bench's JSONL writer, the "pi" sessions with Pi's own SessionManager
+(bench/relevance_piwriter.mjs, which needs tests/piwriter's npm install:
 scripts/setup.d/10-piwriter.sh). Returns, per session key, its sessionId, file and the entry id
 of every marked step. Also: `step_text`, the searchable words of one step, for the set's check.
 """
@@ -23,6 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from corpus import encoded_dir, iso  # noqa: E402
+from relevance_filler import expand  # noqa: E402
 from relevance_sessions import SESSIONS, Session  # noqa: E402
 
 START_MS = int(datetime(2026, 10, 1, 9, tzinfo=UTC).timestamp() * 1000)
@@ -32,7 +34,7 @@ PIWRITER = HERE.parent / "tests" / "piwriter"
 def set_digest() -> str:
     """Changes whenever a session's script or this writer changes: the cached copy is rewritten."""
     h = hashlib.sha256(repr(SESSIONS).encode())
-    for f in ("relevance_write.py", "relevance_piwriter.mjs"):
+    for f in ("relevance_write.py", "relevance_piwriter.mjs", "relevance_filler.py"):
         h.update((HERE / f).read_bytes())
     return h.hexdigest()[:16]
 
@@ -87,7 +89,7 @@ def _write_py(s: Session, sessions_dir: Path) -> dict[str, Any]:
             "stopReason": stop}})
 
     append("model_change", {"provider": "anthropic", "modelId": "claude-sonnet-4-5"})
-    for st in s.steps:
+    for st in expand(s.key, s.steps):
         kind, mark = st[0], st[1]
         if kind == "u":
             eid = append("message", {"message": {"role": "user", "content": [
@@ -129,7 +131,7 @@ def _write_pi(sessions: list[Session], sessions_dir: Path, work: Path) -> dict[s
         raise SystemExit("Pi's writer is not installed: bash scripts/setup.d/10-piwriter.sh")
     spec = {"sessionsDir": str(sessions_dir),
             "sessions": [{"key": s.key, "cwd": s.cwd, "startMs": _start(s),
-                          "steps": [list(st) for st in s.steps]} for s in sessions]}
+                          "steps": [list(st) for st in expand(s.key, s.steps)]} for s in sessions]}
     spec_path, out_path = work / "pi-spec.json", work / "pi-written.json"
     spec_path.write_text(json.dumps(spec))
     subprocess.run(["node", str(HERE / "relevance_piwriter.mjs"), str(spec_path), str(out_path)],
