@@ -58,7 +58,7 @@ def _start(s: Session) -> int:
     return START_MS + s.day * 86_400_000 + (sum(map(ord, s.key)) % 600) * 60_000
 
 
-def _write_py(s: Session, sessions_dir: Path) -> dict[str, Any]:
+def _write_py(s: Session, sessions_dir: Path, routine: bool = True) -> dict[str, Any]:
     rng = random.Random(s.key)
     clock = _start(s)
     h = f"{clock:012x}{rng.getrandbits(80):020x}"
@@ -89,7 +89,7 @@ def _write_py(s: Session, sessions_dir: Path) -> dict[str, Any]:
             "stopReason": stop}})
 
     append("model_change", {"provider": "anthropic", "modelId": "claude-sonnet-4-5"})
-    for st in expand(s.key, s.steps):
+    for st in expand(s.key, s.steps) if routine else s.steps:
         kind, mark = st[0], st[1]
         if kind == "u":
             eid = append("message", {"message": {"role": "user", "content": [
