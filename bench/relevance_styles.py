@@ -175,13 +175,32 @@ def repo_digest(repo: Path) -> tuple[str, str]:
 
 class Ours:
     def __init__(self, repo: Path, corpus: Corpus, fresh: bool) -> None:
-        self.repo = repo.resolve()
-        self.rev, key = repo_digest(self.repo)
-        own = self.repo / ".venv" / "bin" / "pi-event-search"
+        # PATH@REV: that revision's committed server/, exported and run with this venv's Python
+        # (the worktree itself, with whatever is uncommitted, stays untouched).
+        path, _, rev = str(repo).partition("@")
+        self.repo = Path(path).resolve()
         env = dict(os.environ)
-        if own.exists():
+        own = self.repo / ".venv" / "bin" / "pi-event-search"
+        if rev:
+            commit = subprocess.run(["git", "-C", str(self.repo), "rev-parse", "--short", rev],
+                                    capture_output=True, text=True, check=True).stdout.strip()
+            tree = subprocess.run(["git", "-C", str(self.repo), "rev-parse", "--short",
+                                   f"{commit}:server"], capture_output=True, text=True,
+                                  check=True).stdout.strip()
+            self.rev, key = commit, tree
+            src = corpus.dir.parent / f"engine-src-{commit}"
+            if not (src / "server").is_dir():
+                src.mkdir(parents=True, exist_ok=True)
+                archive = subprocess.run(["git", "-C", str(self.repo), "archive", commit,
+                                          "server"], capture_output=True, check=True).stdout
+                subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
+            self.cli = [sys.executable, "-m", "pi_event_search"]
+            env["PYTHONPATH"] = str(src / "server") + os.pathsep + env.get("PYTHONPATH", "")
+        elif own.exists():
+            self.rev, key = repo_digest(self.repo)
             self.cli = [str(own)]
         else:
+            self.rev, key = repo_digest(self.repo)
             self.cli = [sys.executable, "-m", "pi_event_search"]
             env["PYTHONPATH"] = str(self.repo / "server") + os.pathsep + env.get("PYTHONPATH", "")
         index = corpus.dir / f"index-{key}.sqlite3"
@@ -487,7 +506,7 @@ def main() -> None:
                          "(bench/relevance_history.py) or bench/corpus.py's word salad")
     ap.add_argument("--repo", action="append", type=Path, default=None,
                     help="a worktree whose server/ to measure as `ours` (repeatable; default: "
-                         "this one)")
+                         "this one); PATH@REV: that commit's server/, exported")
     ap.add_argument("--engines", default="ours,rg,mnemo,orbm25")
     ap.add_argument("--out", type=Path, default=HERE / "out" / "rel")
     ap.add_argument("--results", type=Path, default=None,
