@@ -163,8 +163,9 @@ def _extended(conn: sqlite3.Connection, sid: int, leaf: str | None, batch: Sessi
     new = batch.nodes
     if not new or not batch.has_ids or leaf is None or leaf.startswith("v1~"):
         return None
-    if new[0].parent_id != leaf or any(n.entry_type == "compaction" or tree.skipped(n)
-                                       for n in new) or any(
+    # A compaction or a context edit changes the states of entries before it.
+    if new[0].parent_id != leaf or any(n.entry_type in ("compaction", "context_edit")
+                                       or tree.skipped(n) for n in new) or any(
             b.parent_id != a.entry_id for a, b in zip(new, new[1:], strict=False)):
         return None
     row = conn.execute("SELECT branch_state FROM events WHERE sid = ? AND entry_id = ?",

@@ -22,10 +22,14 @@ APPLICATION_ID = 0x50494553  # "PIES"
 # indexes written by 10 hold other states for those sessions, so they are rebuilt under a new name.
 # 12: texts are stored with credentials masked (core/secrets.py) and events count them (`secrets`):
 # an index of 11 holds the values themselves.
-SCHEMA_VERSION = 12
+# 13: the full-text table has a third column, `parts`: the parts of the text's mixed-case
+# identifiers (fulltext.identifier_parts), which an index of 12 lacks; Pi 1.x's context edits and
+# system messages change selection states (`edited-out`), and system, usage and context_edit
+# entries are typed events: an index of 12 has neither.
+SCHEMA_VERSION = 13
 
 # The full-text table; a bulk load builds a copy of it in a side database (ftsload.py).
-FTS_TABLE = ("CREATE VIRTUAL TABLE {name} USING fts5(text, meta, content='',\n"
+FTS_TABLE = ("CREATE VIRTUAL TABLE {name} USING fts5(text, meta, parts, content='',\n"
              "  tokenize='unicode61 remove_diacritics 2');")
 
 SCHEMA = f"""

@@ -20,6 +20,8 @@ KIND_TAGS = {
     "custom.message": ("custom", t.SymbolKind.Object),
     "custom.entry": ("entry", t.SymbolKind.Struct),
     "session.name": ("name", t.SymbolKind.Module),
+    "system.prompt": ("system", t.SymbolKind.Interface),
+    "context.edit": ("edit", t.SymbolKind.Operator),
 }
 HOVER_LINES = 12
 HOVER_CHARS = 600

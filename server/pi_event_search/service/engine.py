@@ -391,19 +391,21 @@ class Engine:
         return indexer.Report(generation=store.generation(self.reader()))
 
     def search(self, query: str, filters: Filters, scope: Scope, *, limit: int = 20,
-               cursor: str | None = None, prefix_last: bool = False) -> Page:
+               cursor: str | None = None, prefix_last: bool = False, exact: bool = False
+               ) -> Page:
         query, filters, cursor = _cleaned(query, filters, cursor)
         return self._reading(lambda c: search(c, query, self._registered(c, filters), scope,
-                                              limit=limit, cursor=cursor, prefix_last=prefix_last))
+                                              limit=limit, cursor=cursor, prefix_last=prefix_last,
+                                              exact=exact))
 
     def search_groups(self, query: str, filters: Filters, scope: Scope, *, limit: int = 20,
                       cursor: str | None = None, prefix_last: bool = False,
-                      reveal_secrets: bool = False) -> GroupPage:
+                      reveal_secrets: bool = False, exact: bool = False) -> GroupPage:
         """The search's results grouped by session (query/groups.py)."""
         query, filters, cursor = _cleaned(query, filters, cursor)
         return self._reading(lambda c: grouped(c, query, self._registered(c, filters), scope,
                                                limit=limit, cursor=cursor, prefix_last=prefix_last,
-                                               reveal=reveal_secrets))
+                                               reveal=reveal_secrets, exact=exact))
 
     def sessions(self, filters: Filters, scope: Scope, *, limit: int = 50,
                  cursor: str | None = None, reveal_secrets: bool = False) -> SessionsResult:

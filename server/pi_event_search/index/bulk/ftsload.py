@@ -39,7 +39,7 @@ except ImportError:  # not POSIX: no side load (begin returns None), one writer 
     fcntl = resource = None  # type: ignore[assignment]
 from pi_event_search.core.authz import place_tokens, with_places
 from pi_event_search.index.bulk.ftsworker import COMMIT, DELETE, END, INSERT, ROLLBACK, frame
-from pi_event_search.index.fulltext import INSERT_SQL, FullText
+from pi_event_search.index.fulltext import INSERT_SQL, FullText, with_parts
 from pi_event_search.index.readahead import cores
 
 _SHADOW = ("fts_data", "fts_idx", "fts_docsize", "fts_config")
@@ -285,7 +285,7 @@ def _same_rows(conn: sqlite3.Connection) -> bool:
 def _reindex(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO main.fts(fts) VALUES ('delete-all')")
     for rows in _committed(conn):
-        conn.executemany(INSERT_SQL.replace("INTO fts", "INTO main.fts"), rows)
+        conn.executemany(INSERT_SQL.replace("INTO fts", "INTO main.fts"), with_parts(rows))
 
 
 def _committed(conn: sqlite3.Connection) -> Iterator[list[tuple[Any, ...]]]:
