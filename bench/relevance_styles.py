@@ -10,8 +10,9 @@ Corpora (cached under --out, default bench/out/rel/):
 Engines, each asked every query for 10 hits:
 - `ours`: `pi-event-search serve` over the LSP (`piEvents/search`, limit 10, default options),
   run from --repo's code: its `.venv/bin/pi-event-search` when it has one, else this venv's
-  Python with PYTHONPATH=<repo>/server. The index is built with that code's `index` first
-  and cached per (repo, HEAD, diff of server/).
+  Python with PYTHONPATH=<repo>/server; `--repo PATH@REV` exports that commit's server/ and runs
+  it with this venv's Python. The index is built with that code's `index` first and cached per
+  tree of server/ (plus its uncommitted diff).
 - `rg`: ripgrep over the JSONL, case-insensitive; an entry is a hit when its line holds every
   query word (as a substring); hits newest session first (file name), then in file order.
 - `mnemo`: mnemo-search 0.7.0 (own venv, bench/out/peer-venv), `mnemo search --json --limit 10`,
