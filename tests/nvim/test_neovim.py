@@ -246,6 +246,8 @@ def test_units(world: World) -> None:
     tables = json.loads((REPO / "tests" / "data" / "ref-vectors.json").read_text())
     # every shared vector was checked (in the script)
     assert (out["vectors"], out["whole"]) == (len(tables["vectors"]), len(tables["whole"]))
+    controls = json.loads((REPO / "tests" / "data" / "control-vectors.json").read_text())["cases"]
+    assert out["control_vectors"] == len(controls)  # every case was checked (in the script)
     # code point offsets [3, 9) and [10, 17) of "é… ENOENT ünïcode" highlight the right bytes
     assert out["display_pieces"] == [
         ["tool.result bash !", "PiEventsError"], ["ENOENT", "PiEventsMatch"],

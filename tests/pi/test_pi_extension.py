@@ -7,6 +7,7 @@ the session JSONL that Pi itself wrote.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -268,7 +269,8 @@ def test_search_grouped_by_session_gives_each_sessions_top_hit(project: Project)
     text = text_of(grouped)
     lines = text.splitlines()
     assert lines[0].startswith("[pi-event-search: recorded history")
-    assert lines[-1] == "[end of recorded history]"
+    assert re.fullmatch(r"\[end of recorded history [0-9a-f]{16}\]", lines[-1]), lines[-1]
+    assert lines[-1][1:-1] in lines[0]  # the opening line names this answer's boundary
     rows = [line for line in lines if line.startswith("[") and " pi-event:" in line]
     assert [row.split(" ")[1] for row in rows] == list(tops.values()), text
     assert any('"fix the build"' in row and "2 of" in row for row in rows), text

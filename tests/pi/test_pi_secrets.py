@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -73,7 +74,7 @@ def test_tools_never_show_a_credential(project: Project) -> None:
     root = str(project.root.resolve())
     ok = [x for _, c in t.calls if not (r := t.results[c["id"]])["isError"] for x in [text_of(r)]]
     assert ok and all(x.startswith(f"[pi-event-search: recorded history from earlier Pi sessions of {root}")
-                      and x.endswith("[end of recorded history]") for x in ok)
+                      and re.search(r"\n\[end of recorded history [0-9a-f]{16}\]$", x) for x in ok)
     assert "pwned title" not in shown
 
 

@@ -21,6 +21,7 @@ import {
 import { type IndexChanged, METHODS } from './core/protocol';
 import { type ServerState } from './core/render';
 import { LIVE_SETTINGS, RESTART_SETTINGS, type RawSettings, describeCommand, toInitializationOptions } from './core/settings';
+import { cleaned } from './core/untrusted';
 import { type Installer } from './installer';
 import { pathContext, resolveServerCommand } from './python';
 import { announceStep } from './steps';
@@ -202,9 +203,10 @@ export class Server implements vscode.Disposable {
   async request<R>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R> {
     if (this.starting) await this.starting;
     if (!this.client?.isRunning()) throw new NotRunning('the Pi Events server is not running (see the "Pi Events" output)');
-    return token
-      ? this.client.sendRequest<R>(method, params, token)
-      : this.client.sendRequest<R>(method, params);
+    // Recorded text is data: whatever server answered, no control byte reaches a view.
+    return cleaned(
+      await (token ? this.client.sendRequest<R>(method, params, token) : this.client.sendRequest<R>(method, params)),
+    );
   }
 
   dispose(): void {

@@ -44,14 +44,21 @@ class WriteBatch:
                 self.fulltext.commit()
 
     def maybe_commit(self) -> bool:
-        if self.started is not None and time.monotonic() - self.started > self.seconds:
+        """Commit when the batch is `seconds` old, or at once when the writer lease is being
+        handed over (service/lease.py: this transaction holds the taker back)."""
+        yielding = getattr(self.conn, "yielding", None)
+        if self.started is not None and (time.monotonic() - self.started > self.seconds
+                                         or (yielding is not None and yielding())):
             self.commit()
             return True
         return False
 
     def rollback(self) -> None:
         if self.started is not None:
-            self.conn.execute("ROLLBACK")
+            # A failed COMMIT (a full disk) may have rolled back already: the error to report is
+            # that one, not "no transaction is active".
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
             self.started, self.dirty = None, False
             if self.fulltext is not None:
                 self.fulltext.rollback()
