@@ -1,7 +1,10 @@
-"""Finding session files: `<dir>/*.jsonl` and `<dir>/*/*.jsonl` under each sessions directory.
+"""Finding session files in the configured session directories, each read by its layout:
+`per-project` (Pi's default: `<dir>/--<cwd>--/*.jsonl`, and files directly in `<dir>`) or `flat`
+(a `sessionDir` Pi was told to use: `<dir>/*.jsonl` only). Which directories: sessiondirs.py.
 
 Discovery only stats and reads first lines. It never grants access to anything (authorization
-looks at each session's recorded cwd) and never opens a file for writing.
+looks at each session's recorded cwd, and each process at the directories it is configured with)
+and never opens a file for writing.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from pi_event_search.source import jsonl
 
@@ -25,10 +28,24 @@ JSON_MODE_TYPES = {
 _TYPE_RE = re.compile(rb'"type"\s*:\s*"([^"\\]{1,64})"')
 
 
+Layout = Literal["per-project", "flat"]
+# How deep below its directory a layout keeps session files (1: directly in it). Visibility uses
+# it too (core/authz.py): a process answers only from files its own directories hold.
+DEPTH: dict[str, int] = {"per-project": 2, "flat": 1}
+
+
 @dataclass(frozen=True, slots=True)
 class SessionDir:
     path: str
     live: bool  # Pi's own directory (True) or an extra/archive directory (False)
+    layout: Layout = "per-project"
+    # Why this directory is read, for status: "default", "--session-dir",
+    # "PI_CODING_AGENT_SESSION_DIR", "sessionDir in <file>", "sessionDirs", ...
+    origin: str = "sessionDirs"
+
+    @property
+    def depth(self) -> int:
+        return DEPTH[self.layout]
 
 
 class Observation(NamedTuple):
@@ -66,6 +83,9 @@ def scan(dirs: list[SessionDir]) -> tuple[list[Observation], set[str]]:
             unavailable.add(d.path)
             continue
         base = os.path.join(d.path, "")
+        if d.depth == 1:
+            _observe_all(base, top, d, found, seen)
+            continue
         for name in top:
             if name.endswith(".jsonl"):
                 _observe_all(base, [name], d, found, seen)
@@ -139,10 +159,23 @@ def read_header_info(path: str) -> HeaderInfo:
     return HeaderInfo(str(header["id"]), None)
 
 
+def merged(dirs: list[SessionDir]) -> list[SessionDir]:
+    """One entry per path (the first wins: callers list Pi's own directories first)."""
+    out: list[SessionDir] = []
+    for d in dirs:
+        if all(o.path != d.path for o in out):
+            out.append(d)
+    return out
+
+
+def real(path: str) -> str:
+    """A directory's one spelling (`~` expanded, absolute, symlinks resolved): every process
+    that reads it then records its files under the same paths, and finds them again."""
+    return os.path.realpath(os.path.expanduser(path))
+
+
 def default_dirs(live: Path, extra: list[str]) -> list[SessionDir]:
-    dirs = [SessionDir(os.path.abspath(str(live)), True)]
-    for e in extra:
-        path = os.path.abspath(os.path.expanduser(e))
-        if all(d.path != path for d in dirs):
-            dirs.append(SessionDir(path, False))
-    return dirs
+    """Pi's default directory and extra ones (both per-project): the directories of a caller
+    that names them itself (tests, benchmarks); sessiondirs.py resolves them as Pi does."""
+    return merged([SessionDir(real(str(live)), True, "per-project", "default"),
+                   *(SessionDir(real(e), False) for e in extra)])
