@@ -156,8 +156,12 @@ async def test_did_you_mean_for_a_typo_and_not_for_a_real_word(start, history):
     assert exact["hits"] == []
 
 
-async def test_search_as_you_type_corrects_a_last_word_that_begins_no_word(start, history):
+async def test_search_as_you_type_corrects_a_last_word_that_begins_no_word(start, history,
+                                                                         pi_home, tmp_path):
     proj, ids, _ = history
+    # `reconnectx`: a word only another project holds, one edit from a visible word
+    other = SessionBuilder(pi_home.sessions, str(tmp_path / "elsewhere2"))
+    ids["hiddenx"] = other.user("the reconnectx flag from another project")
     client = await start([str(proj)])
     res = await search(client, "websocket reconect", prefixLast=True)
     assert res["didYouMean"] == {"query": "websocket reconnect", "corrections": [
@@ -170,9 +174,13 @@ async def test_search_as_you_type_corrects_a_last_word_that_begins_no_word(start
     # a prefix that begins a visible word is what the user is still typing: never corrected
     for typing in ("websocket reco", "websocket reconnec", "websocket Reconn"):
         assert (await search(client, typing, prefixLast=True))["didYouMean"] is None, typing
-    # a prefix only another project's words begin is corrected to no word of that project
-    hidden = await search(client, "websocket hiddenwor", prefixLast=True)
-    assert hidden["didYouMean"] is None and ids["hidden"] not in by_entry(hidden)
+    # a prefix only another project's words begin is corrected as if they were absent (never
+    # kept as typed, which would tell that they exist), and to no word of that project
+    hidden = await search(client, "websocket reconnectx", prefixLast=True)
+    assert hidden["didYouMean"] == {"query": "websocket reconnect", "corrections": [
+        {"word": "reconnectx", "suggestion": "reconnect"}]}
+    assert ids["hiddenx"] not in by_entry(hidden)
+    assert (await search(client, "websocket hiddenwor", prefixLast=True))["didYouMean"] is None
 
 
 async def test_filters_apply_to_every_part(start, history):

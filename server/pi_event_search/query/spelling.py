@@ -7,7 +7,7 @@ The candidates are generated from the word (about 54 * its length of them) and l
 FTS5 vocabulary by equality, which seeks each one instead of walking the vocabulary.
 
 Search-as-you-type (`prefixLast`) searches its last word as a prefix: that word is corrected only
-when it begins no word of the index (`websokcet`, not `webso`), as a whole word would be.
+when it begins no word the caller may see (`websokcet`, not `webso`), as a whole word would be.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pi_event_search.query.relax import doc_counts
 
 MIN_CHARS = 4  # shorter words are too close to too many others to correct
 MAX_TRIED = 8  # candidates checked for visibility, the most frequent first
+PREFIX_TERMS = 32  # a prefix's terms checked for visibility before the prefix itself
 _LETTERS = string.ascii_lowercase
 
 
@@ -49,9 +50,11 @@ class Visible:
     params: list[Any]
     scope_fts: str | None
 
-    def holds(self, conn: sqlite3.Connection, words: list[str]) -> bool:
-        """Whether a fragment the caller may see holds one of the words."""
-        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    def holds(self, conn: sqlite3.Connection, words: list[str], prefix: bool = False) -> bool:
+        """Whether a fragment the caller may see holds one of the words (with `prefix`, a word
+        beginning with one of them)."""
+        star = " *" if prefix else ""
+        match = " OR ".join('"' + w.replace('"', '""') + '"' + star for w in words)
         if self.scope_fts:
             match = f"({match}) AND {self.scope_fts}"
         return conn.execute(
@@ -91,10 +94,14 @@ def corrected(conn: sqlite3.Connection, query: str, parsed: Parsed, visible: Vis
             continue
         if word is None and term.typed.endswith(" *") and parsed.prefix is not None \
                 and term.tokens == (parsed.prefix,) and _plain(term.raw):
-            # Search-as-you-type's last word, a prefix: one that begins no word of the index is
-            # a typo, and corrected as the whole word would be (the corrected query keeps it a
-            # prefix). The vocabulary's terms of the prefix are the ones its expansion reads.
-            if prefix_terms(conn, parsed.prefix):
+            # Search-as-you-type's last word, a prefix: one that begins no word the caller may
+            # see is a typo, and corrected as the whole word would be (the corrected query keeps
+            # it a prefix). The vocabulary's terms of the prefix (the list its expansion reads)
+            # answer most keystrokes: none, or one of the first few visible; only a prefix
+            # whose first terms are all hidden pays for FTS5's merge of every term it begins.
+            begun = prefix_terms(conn, parsed.prefix)
+            if begun and (visible.holds(conn, begun[:PREFIX_TERMS])
+                          or visible.holds(conn, [parsed.prefix], prefix=True)):
                 continue
             word = parsed.prefix
         if word is None:
