@@ -137,7 +137,7 @@ def _append(conn: sqlite3.Connection, fts: FullText, fh: Any, st: os.stat_result
     batch = SessionRows(conn, fts, sid, cwd, sess["entries"],
                         has_ids=(sess["version"] or 1) >= 2)
     batch.prev_id = leaf
-    for prep in prepare(stream, cwd, False, textcodec.packer(conn), extractors):
+    for prep in prepare(stream, cwd, 0, textcodec.packer(conn), extractors):
         batch.add(prep)
         batch.flush_when_full()
     states = _extended(conn, sid, leaf, batch)
@@ -163,7 +163,8 @@ def _extended(conn: sqlite3.Connection, sid: int, leaf: str | None, batch: Sessi
     new = batch.nodes
     if not new or not batch.has_ids or leaf is None or leaf.startswith("v1~"):
         return None
-    if new[0].parent_id != leaf or any(n.entry_type == "compaction" or tree.skipped(n)
+    if new[0].parent_id != leaf or any(n.entry_type in ("compaction", "reset_boundary")
+                                       or tree.skipped(n)
                                        for n in new) or any(
             b.parent_id != a.entry_id for a, b in zip(new, new[1:], strict=False)):
         return None

@@ -136,7 +136,7 @@ class SessionRows:
         self.calls.extend((self.sid, call_id, eid) for call_id in ev.call_ids)
         self.files.extend((eid, op, path, label) for op, path, label in ev.files)
         self.nodes.append(tree.Node(self.seq, entry_id, parent_id, ev.entry_type, facts))
-        if ev.entry_type == "session_info" and prep.loaded:
+        if ev.entry_type in ("session_info", "title_change") and prep.loaded:
             self.name, self.name_set = (facts.get("name") or None), True
 
     def flush_when_full(self) -> None:

@@ -22,7 +22,7 @@ APPLICATION_ID = 0x50494553  # "PIES"
 # indexes written by 10 hold other states for those sessions, so they are rebuilt under a new name.
 # 12: texts are stored with credentials masked (core/secrets.py) and events count them (`secrets`):
 # an index of 11 holds the values themselves.
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 # The full-text table; a bulk load builds a copy of it in a side database (ftsload.py).
 FTS_TABLE = ("CREATE VIRTUAL TABLE {name} USING fts5(text, meta, content='',\n"
@@ -40,7 +40,8 @@ CREATE TABLE files (
 CREATE TABLE sessions (
   sid INTEGER PRIMARY KEY, session_id TEXT NOT NULL UNIQUE, path TEXT NOT NULL,
   cwd TEXT, cwd_canon TEXT, version INTEGER, created TEXT, parent_path TEXT, name TEXT,
-  leaf TEXT, entries INTEGER NOT NULL DEFAULT 0, state TEXT NOT NULL DEFAULT 'ok', error TEXT);
+  leaf TEXT, entries INTEGER NOT NULL DEFAULT 0, state TEXT NOT NULL DEFAULT 'ok', error TEXT,
+  source TEXT NOT NULL DEFAULT 'pi');
 CREATE INDEX sessions_cwd ON sessions(cwd_canon);
 CREATE INDEX sessions_parent ON sessions(parent_path);
 CREATE INDEX sessions_path ON sessions(path);

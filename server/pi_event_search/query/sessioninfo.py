@@ -117,6 +117,6 @@ def _parent(conn: sqlite3.Connection, scope: Scope, parent_path: str | None) -> 
     visible, params = scope.session_sql("s")
     row = conn.execute(
         f"SELECT {visible} AS visible FROM sessions s WHERE s.path = ? "
-        "OR s.session_id = (SELECT session_id FROM files WHERE path = ?) LIMIT 1",
-        [*params, parent_path, parent_path]).fetchone()
+        "OR s.session_id = (SELECT session_id FROM files WHERE path = ?) OR s.session_id = ? "
+        "LIMIT 1", [*params, parent_path, parent_path, parent_path]).fetchone()
     return None if row is not None and not row["visible"] else parent_path

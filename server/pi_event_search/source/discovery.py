@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from pi_event_search.core import locations
 from pi_event_search.source import jsonl
 
 # `pi --mode json` streams start with the same header, then events without ids (reference §12).
@@ -70,12 +71,30 @@ def scan(dirs: list[SessionDir]) -> tuple[list[Observation], set[str]]:
             if name.endswith(".jsonl"):
                 _observe_all(base, [name], d, found, seen)
                 continue
-            try:
-                inner = _names(base + name)
-            except OSError:
-                continue  # not a directory, or unreadable
-            _observe_all(base + name + "/", inner, d, found, seen)
+            _observe_nested(base + name + "/", d, found, seen, NESTED_DEPTH)
     return found, unavailable
+
+
+# Oh My Pi keeps a session's subagent transcripts in a folder beside it, named like the file
+# (`<project>/<session>/<AgentId>.jsonl`), and theirs one level deeper again: how deep to look.
+NESTED_DEPTH = 4
+
+
+def _observe_nested(folder: str, d: SessionDir, out: list[Observation],
+                    seen: set[tuple[int, int]], depth: int) -> None:
+    """The `.jsonl` files of a project folder, then of the folders in it that sit beside a
+    session file of the same name (a Pi project folder holds none: nothing more is listed)."""
+    try:
+        names = _names(folder[:-1])
+    except OSError:
+        return  # not a directory, or unreadable
+    _observe_all(folder, names, d, out, seen)
+    if depth <= 0:
+        return
+    files = {n for n in names if n.endswith(".jsonl")}
+    for name in names:
+        if name + ".jsonl" in files:
+            _observe_nested(folder + name + "/", d, out, seen, depth - 1)
 
 
 # Directory listings by path, with the directory's mtime when listed: adding, removing or renaming
@@ -140,7 +159,11 @@ def read_header_info(path: str) -> HeaderInfo:
 
 
 def default_dirs(live: Path, extra: list[str]) -> list[SessionDir]:
+    """Pi's directory, Oh My Pi's that exist (an agent's own too: `live`), then `extra`."""
     dirs = [SessionDir(os.path.abspath(str(live)), True)]
+    for omp in locations.omp_sessions_dirs():
+        if all(d.path != os.path.abspath(omp) for d in dirs):
+            dirs.append(SessionDir(os.path.abspath(omp), True))
     for e in extra:
         path = os.path.abspath(os.path.expanduser(e))
         if all(d.path != path for d in dirs):

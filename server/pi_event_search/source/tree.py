@@ -4,6 +4,10 @@ The materialized leaf is the last entry in append order (Pi persists no leaf poi
 branch is the root-to-leaf path; the model context is that path, compaction-aware: the last
 compaction on the path stands for everything before its `firstKeptEntryId`.
 
+Oh My Pi's `/clear` (a `reset_boundary` entry) ends the model context there: when the last one on
+the path comes after the last compaction, everything before it is `cleared` (Oh My Pi's
+buildSessionContext emits only what follows it; a compaction after it wins instead).
+
 A v1 file (no ids) is what Pi's own migration makes of it when it opens one: a straight chain in
 file order (the indexer names its entries `v1~<n>` and chains their parents), whose compactions
 keep from `firstKeptEntryIndex` (an index into the file's entries, header = 0).
@@ -19,6 +23,7 @@ SKIPPED = "skipped"  # a fact: the entry is on a line Pi's loader cannot parse
 SELECTED, ALTERNATE, UNKNOWN = "selected", "alternate", "unknown"
 DIRECT, SUMMARIZED, NOT_SELECTED, NOT_APPLICABLE = (
     "direct", "summarized", "not-selected", "not-applicable")
+CLEARED = "cleared"  # before Oh My Pi's /clear: on the selected path, out of the model context
 
 
 @dataclass(slots=True)
@@ -74,6 +79,7 @@ def compute(nodes: list[Node], has_tree: bool, leaf: str | None = None) -> State
     order = {n.entry_id: i for i, n in enumerate(loaded, 1)}  # Pi's entry index (header = 0)
     selection = dict(unknown)
     selection.update(_selection(loaded, [by_id[i] for i in path], branch, order))
+    _clear(selection, [by_id[i] for i in path])
     return States(leaf, branch, selection, path)
 
 
@@ -144,6 +150,18 @@ def _selection(nodes: list[Node], path: list[Node], branch: dict[str, str],
             # An older compaction inside the kept range: Pi drops its summary from the context.
             selection[n.entry_id] = NOT_SELECTED
     return selection
+
+
+def _clear(selection: dict[str, str], path: list[Node]) -> None:
+    """Oh My Pi's reset boundary: the last one on the path, unless a later compaction supersedes
+    it, takes everything before it out of the model context (the compaction before it too)."""
+    reset = max((i for i, n in enumerate(path) if n.entry_type == "reset_boundary"), default=-1)
+    compaction = max((i for i, n in enumerate(path) if n.entry_type == "compaction"), default=-1)
+    if reset < 0 or reset < compaction:
+        return
+    for n in path[:reset]:
+        if selection[n.entry_id] in (DIRECT, SUMMARIZED):
+            selection[n.entry_id] = CLEARED
 
 
 def _first_kept(compaction: Node, loaded: list[Node], order: dict[str, int]) -> str | None:

@@ -1,0 +1,206 @@
+"""Oh My Pi as a second source: sessions Oh My Pi's own SessionManager wrote (tests/ompwriter.py)
+found in its default directories, read past the title record, their new entry types and roles
+projected, subagent transcripts indexed with their parent, states equal to Oh My Pi's
+getBranch()/buildSessionContext(), and status counting sessions per source. Shapes Oh My Pi's
+writer does not produce here (an id as parentSession, a title rewritten in place, older entry
+types) come from tests/builder.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from builder import SessionBuilder
+from engine_support import ALL, cli, cli_json, engine, hits
+from ompwriter import by_scenario, write_omp_sessions
+from pi_event_search.core import locations
+from pi_event_search.source import tree
+
+PIN_HASH = "9f2c4e7a1b3d5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8"
+
+
+@pytest.fixture(scope="module")
+def omp(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    home = tmp_path_factory.mktemp("omp-home")
+    return home, write_omp_sessions(home)
+
+
+@pytest.fixture
+def omp_env(omp: tuple[Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch,
+            tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    """A user who runs Oh My Pi only: HOME holds ~/.omp, Pi's variables are unset."""
+    home, oracle = omp
+    for key in ("PI_CODING_AGENT_DIR", "PI_CONFIG_DIR", "XDG_DATA_HOME"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PI_EVENT_SEARCH_INDEX", str(tmp_path / "index.sqlite3"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    return home, oracle
+
+
+def test_the_writer_wrote_what_the_tests_rely_on(omp: tuple[Path, dict[str, Any]]) -> None:
+    home, oracle = omp
+    assert oracle["omp_version"] == "18.2.3"
+    main, sub = by_scenario(oracle, "main"), by_scenario(oracle, "subagent")
+    sessions = home / ".omp" / "agent" / "sessions" / "-proj"
+    assert Path(main["path"]).parent == sessions
+    assert sub["path"] == main["path"][: -len(".jsonl")] + "/Scout.jsonl"
+    assert sub["parentSession"] == main["path"]
+    with open(main["path"], "rb") as fh:
+        first = fh.readline()
+    assert len(first) == 256 and json.loads(first)["type"] == "title"
+    assert main["title"] == "Flaky websocket reconnect"
+    types = set(main["types"].values())
+    assert {"service_tier_change", "mode_change", "ttsr_injection", "credential_pin",
+            "model_usage", "reset_boundary", "title_change"} <= types
+    # Oh My Pi's own context: only what follows the /clear.
+    assert main["context"] == [main["marks"]["afterReset"], main["marks"]["afterResetAnswer"]]
+
+
+def test_found_in_oh_my_pis_directories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("PI_CODING_AGENT_DIR", "PI_CONFIG_DIR", "XDG_DATA_HOME"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert locations.omp_sessions_dirs() == []  # only those that exist
+    made = [tmp_path / ".omp/agent/sessions", tmp_path / ".omp/profiles/work/agent/sessions",
+            tmp_path / "xdg/omp/sessions", tmp_path / ".ompx/agent/sessions"]
+    for d in made:
+        d.mkdir(parents=True)
+    assert locations.omp_sessions_dirs() == made[:2]
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert locations.omp_sessions_dirs() == made[:3]
+    monkeypatch.setenv("PI_CONFIG_DIR", ".ompx")
+    assert locations.omp_sessions_dirs() == [made[3], made[2]]
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    (tmp_path / "agent/sessions").mkdir(parents=True)
+    assert locations.omp_sessions_dirs() == [tmp_path / "agent/sessions"]
+
+
+def test_states_equal_oh_my_pis(omp_env: tuple[Path, dict[str, Any]]) -> None:
+    """For every entry: selected iff on Oh My Pi's getBranch(), in context (`direct`) iff
+    buildSessionContext() made a message of it; before the /clear, `cleared`."""
+    _, oracle = omp_env
+    e = engine(None)  # type: ignore[arg-type]
+    e.refresh()
+    conn = e.reader()
+    differences = []
+    for rec in oracle["sessions"]:
+        rows = {r["entry_id"]: r for r in conn.execute(
+            "SELECT e.entry_id, e.branch_state, e.selection_state FROM events e "
+            "JOIN sessions s ON s.sid = e.sid WHERE s.session_id = ?", (rec["sessionId"],))}
+        assert list(rows) == rec["entries"] or sorted(rows) == sorted(rec["entries"])
+        for eid in rec["entries"]:
+            branch = tree.SELECTED if eid in rec["selected"] else tree.ALTERNATE
+            in_context = eid in rec["context"]
+            got = rows[eid]
+            if got["branch_state"] != branch or (got["selection_state"] == tree.DIRECT) != in_context:
+                differences.append((rec["scenario"], rec["types"][eid], eid, dict(got)))
+    assert differences == []
+    main = by_scenario(oracle, "main")
+    states = {r["entry_id"]: r["selection_state"] for r in conn.execute(
+        "SELECT entry_id, selection_state FROM events")}
+    m = main["marks"]
+    assert states[m["prompt"]] == states[m["compaction"]] == states[m["postAnswer"]] == tree.CLEARED
+    assert states[m["alternate"]] == tree.NOT_SELECTED
+    assert states[m["reset"]] == tree.NOT_APPLICABLE
+    e.close()
+
+
+def test_searched_read_and_traced(omp_env: tuple[Path, dict[str, Any]]) -> None:
+    _, oracle = omp_env
+    main, sub = by_scenario(oracle, "main"), by_scenario(oracle, "subagent")
+    m = main["marks"]
+    e = engine(None)  # type: ignore[arg-type]
+    e.refresh()
+    found = {(h["entryId"], h["kind"]) for h in hits(e, "jitter")}
+    assert (m["fix"], "user.text") in found and (m["mention"], "file.mention") in found
+    assert {(h["entryId"], h["kind"]) for h in hits(e, "print sum range")} == \
+        {(m["python"], "python.code")}
+    assert [(h["entryId"], h["kind"]) for h in hits(e, "no-sleep-in-tests")] == \
+        [(m["ttsr"], "ttsr.rules")]
+    assert [h["entryId"] for h in hits(e, "scheduleReconnect", kinds=["session.task"])] == \
+        [sub["marks"]["init"]]
+    assert hits(e, PIN_HASH) == [] and hits(e, "9f2c4e7a1b3d5f60") == []
+    # The title (the record on line 1, and its title_change entry) names the session.
+    titled = hits(e, "Flaky websocket reconnect", kinds=["session.name"])
+    assert [h["entryId"] for h in titled] == [
+        i for i, t in main["types"].items() if t == "title_change"]
+    assert titled[0]["sessionName"] == "Flaky websocket reconnect"
+
+    read = e.read(f"pi-event:{main['sessionId']}/{m['prompt']}", ALL)
+    assert read["source"]["line"] == main["entries"].index(m["prompt"]) + 3  # title, header
+    assert {(o["field"], o["reason"]) for o in read["omitted"]} == \
+        {("message.content[1]", "image (in Oh My Pi's blob store)")}
+    pin = e.read(f"pi-event:{main['sessionId']}/{m['pin']}", ALL)
+    assert pin["event"]["entryType"] == "credential_pin" and pin["fragments"] == []
+    assert PIN_HASH not in json.dumps(pin)
+    usage = e.read(f"pi-event:{main['sessionId']}/{m['usage']}", ALL)
+    assert usage["event"]["entryType"] == "model_usage"
+
+    trace = e.trace(f"pi-event:{sub['sessionId']}/{sub['marks']['report']}", ALL)
+    parent = [x for x in trace["lineage"] if x["relation"] == "session-parent"]
+    assert [(x.get("sessionId"), x.get("path")) for x in parent] == \
+        [(main["sessionId"], main["path"])]
+    back = e.trace(f"pi-event:{main['sessionId']}/{m['fix']}", ALL)
+    assert [(x["relation"], x.get("sessionId")) for x in back["lineage"]] == \
+        [("session-child", sub["sessionId"])]
+
+    status = e.status(None)
+    assert status["sessions"] == 2 and status["sessionsBySource"] == {"omp": 2}
+    assert any(d.endswith("/.omp/agent/sessions") for d in status["sessionDirs"])
+    e.close()
+
+
+def test_status_counts_each_source(omp_env: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    home, _ = omp_env
+    pi = tmp_path / "pi-agent"
+    SessionBuilder(pi / "sessions", cwd=str(home / "proj")).user("a Pi session")
+    assert cli("index", "--sessions-dir", str(pi / "sessions"))[0] == 0
+    got = cli_json("status", "--all", "--sessions-dir", str(pi / "sessions"))
+    assert got["sessionsBySource"] == {"omp": 2, "pi": 1}
+    rc, out, _ = cli("status", "--all", "--sessions-dir", str(pi / "sessions"))
+    assert rc == 0 and "sessions   3 (Oh My Pi 2, Pi 1)" in out
+
+
+def test_shapes_the_writer_does_not_make(pi_home: Any) -> None:
+    """A fork that records its parent by id, a title rewritten in place (same size: the file is
+    read again, and the session renamed), the older entry types, and an unknown one."""
+    folder = pi_home.sessions / "-proj"
+    parent = SessionBuilder(folder, cwd="/work/proj", flat=True, omp_title="first title")
+    p1 = parent.user("the original question about caching")
+    child = SessionBuilder(folder, cwd="/work/proj", flat=True, omp_title="the fork",
+                           header_extra={"parentSession": parent.session_id,
+                                         "additionalDirectories": ["/work/lib"]})
+    child.append("archive", {"reason": "done"})
+    child.append("mcp_tool_selection", {"tools": ["github"]})
+    child.append("some_future_type", {"text": "must not be searchable"})
+    last = child.user("a follow-up about caching")
+    e = engine(pi_home.index)
+    e.refresh()
+    assert hits(e, "must not be searchable") == []
+    types = {r["entry_type"] for r in e.reader().execute("SELECT entry_type FROM events")}
+    assert {"archive", "mcp_tool_selection", "some_future_type"} <= types
+    trace = e.trace(f"pi-event:{child.session_id}/{last}", ALL)
+    assert [(x["relation"], x.get("sessionId")) for x in trace["lineage"]] == \
+        [("session-parent", parent.session_id)]
+    back = e.trace(f"pi-event:{parent.session_id}/{p1}", ALL)
+    assert [(x["relation"], x.get("sessionId")) for x in back["lineage"]] == \
+        [("session-child", child.session_id)]
+    assert e.status(None)["sessionsBySource"] == {"omp": 2}
+
+    def names() -> dict[str, str]:
+        return {r["session_id"]: r["name"] for r in e.reader().execute(
+            "SELECT session_id, name FROM sessions")}
+
+    assert names() == {parent.session_id: "first title", child.session_id: "the fork"}
+    size = parent.path.stat().st_size
+    parent.retitle("caching, renamed")
+    assert parent.path.stat().st_size == size
+    e.refresh()
+    assert names()[parent.session_id] == "caching, renamed"
+    assert [h["entryId"] for h in hits(e, "original question")] == [p1]
+    e.close()
