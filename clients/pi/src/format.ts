@@ -45,6 +45,7 @@ export function kindLabel(kind: string | null | undefined, tool: string | null |
 const SELECTION: Record<string, string> = {
 	direct: "in context",
 	summarized: "summarized by a compaction",
+	cleared: "cleared by /clear (Oh My Pi)",
 	"not-selected": "not in context",
 	"not-applicable": "",
 	unknown: "context unknown",

@@ -20,6 +20,11 @@ export const KINDS = [
 	"custom.message",
 	"custom.entry",
 	"session.name",
+	"python.code",
+	"python.output",
+	"file.mention",
+	"ttsr.rules",
+	"session.task",
 ] as const;
 
 export type Kind = (typeof KINDS)[number];
@@ -251,6 +256,8 @@ export interface TraceResult {
 export interface StatusResult {
 	index: { path: string; bytes: number; schemaVersion: number; generation: number; indexing: boolean };
 	sessions: number;
+	/** Visible sessions by the agent that wrote them: "pi", "omp" (Oh My Pi). */
+	sessionsBySource?: Record<string, number>;
 	events: number;
 	fragments: number;
 	/** Visible events whose texts held a credential (masked everywhere). */

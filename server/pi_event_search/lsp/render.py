@@ -20,6 +20,11 @@ KIND_TAGS = {
     "custom.message": ("custom", t.SymbolKind.Object),
     "custom.entry": ("entry", t.SymbolKind.Struct),
     "session.name": ("name", t.SymbolKind.Module),
+    "python.code": ("python", t.SymbolKind.Function),
+    "python.output": ("python-out", t.SymbolKind.Event),
+    "file.mention": ("mention", t.SymbolKind.File),
+    "ttsr.rules": ("rules", t.SymbolKind.Property),
+    "session.task": ("task", t.SymbolKind.String),
 }
 HOVER_LINES = 12
 HOVER_CHARS = 600

@@ -120,6 +120,10 @@ local function check_index(c)
       )
     )
   end
+  local sources = require("pi_events.render").by_source(status.sessionsBySource)
+  if sources then
+    health.info("sessions by agent: " .. sources)
+  end
   health.info("session directories: " .. table.concat(status.sessionDirs or {}, ", "))
   health.info("roots: " .. table.concat(status.roots or {}, ", "))
   if status.sessions == 0 then

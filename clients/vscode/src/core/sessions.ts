@@ -139,6 +139,11 @@ const KIND_WORDS: [kind: string, one: string, many: string][] = [
   ['custom.message', 'custom message', 'custom messages'],
   ['custom.entry', 'custom entry', 'custom entries'],
   ['session.name', 'name change', 'name changes'],
+  ['python.code', 'Python cell', 'Python cells'],
+  ['python.output', 'Python output', 'Python outputs'],
+  ['file.mention', 'mentioned file', 'mentioned files'],
+  ['ttsr.rules', 'rule injection', 'rule injections'],
+  ['session.task', 'subagent task', 'subagent tasks'],
 ];
 
 /** "12 user messages, 30 assistant messages, 1 tool call": known kinds in a fixed order, then the rest. */
