@@ -49,7 +49,7 @@ from test_one_writer import _check_index, _hits, _server_state, _until  # noqa: 
 
 import test_pass_scope as scope  # noqa: E402
 from builder import SessionBuilder  # noqa: E402
-from pi_event_search.index import firstload, ftsload  # noqa: E402
+from pi_event_search.index.bulk import firstload, ftsload  # noqa: E402
 from pi_event_search.service.engine import Engine  # noqa: E402
 from pi_event_search.source.discovery import default_dirs  # noqa: E402
 

@@ -16,7 +16,8 @@ import pytest
 
 from builder import SessionBuilder
 from engine_support import snapshot
-from pi_event_search.index import writes
+from pi_event_search.index import progress
+from pi_event_search.index.bulk import mode
 from pi_event_search.service.engine import Engine
 from pi_event_search.source.discovery import default_dirs
 
@@ -36,12 +37,12 @@ def _corpus(root: Path, sessions: int) -> Path:
 def _shape(conn: sqlite3.Connection) -> dict[str, object]:
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     config = dict(conn.execute("SELECT k, v FROM fts_config").fetchall())
-    return {"bulk": writes.bulk_pending(conn), "deferred": sorted(set(writes.DEFERRED_INDEXES) & names),
+    return {"bulk": progress.bulk_pending(conn), "deferred": sorted(set(mode.DEFERRED_INDEXES) & names),
             "automerge": config.get("automerge"), "hashsize": config.get("hashsize")}
 
 
-NORMAL = {"bulk": False, "deferred": sorted(writes.DEFERRED_INDEXES),
-          "automerge": writes.FTS_AUTOMERGE, "hashsize": writes.FTS_HASH}
+NORMAL = {"bulk": False, "deferred": sorted(mode.DEFERRED_INDEXES),
+          "automerge": mode.FTS_AUTOMERGE, "hashsize": mode.FTS_HASH}
 
 
 def _clean(sessions_dir: Path, index: Path) -> list[tuple[object, ...]]:
@@ -140,7 +141,8 @@ def test_a_first_index_stopped_after_its_newest_slice_resumes_through_the_side_l
     """Stopped between its newest slice (committed) and the side load's start: the next pass
     still loads the rest through the side load, catching the slice's rows up, and ends equal to
     a clean index."""
-    from pi_event_search.index import firstload, ftsload, indexer, passes
+    from pi_event_search.index import indexer, passes
+    from pi_event_search.index.bulk import firstload, ftsload
 
     monkeypatch.setenv("PIES_FTS_LOAD", "1")
     sessions_dir = _corpus(tmp_path, 12)

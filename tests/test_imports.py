@@ -20,6 +20,11 @@ LAYER = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
 # `serve`, and the watcher (watchfiles, asyncio, ~25 ms) only for `index --watch`.
 LAZY_ALLOWED = {("cli.main", "lsp.main"), ("cli.main", "service.watch")}
 TOP = {"__init__", "__main__"}
+# A bulk load owns a worker process, a side file and its lock, and bulk settings on the write
+# connection (index/bulk/passscope.py lets them go): only the pass that decides to load in bulk
+# starts one, and nothing but a pass's own modules reaches into it.
+BULK = "index.bulk"
+BULK_USERS = {"index.indexer"}
 # Runs as a script before the package is installed (every client's installer): outside the layers,
 # it may import nothing of ours.
 STANDALONE = {"bootstrap"}
@@ -142,7 +147,7 @@ def test_the_bootstrap_stands_alone() -> None:
 
 
 def test_every_package_says_what_it_owns() -> None:
-    for pkg in LAYER:
+    for pkg in [*LAYER, BULK.replace(".", "/")]:
         doc = ast.get_docstring(ast.parse((SOURCE / pkg / "__init__.py").read_text()))
         assert doc and len(doc.splitlines()) == 1, pkg
 
@@ -156,6 +161,25 @@ def test_layer_check_finds_an_upward_import() -> None:
 def test_imports_point_down_the_layers() -> None:
     graph, _ = _edges()
     assert _against_layers(graph) == []
+
+
+def _into_bulk(graph: dict[str, set[str]]) -> list[str]:
+    return [f"{src} -> {dst}" for src, targets in sorted(graph.items()) for dst in sorted(targets)
+            if dst.startswith(BULK + ".") and not src.startswith(BULK + ".")
+            and src not in BULK_USERS]
+
+
+def test_bulk_check_finds_an_import_into_the_bulk_load() -> None:
+    assert _into_bulk({"index.filestate": {"index.bulk.mode"}, "index.indexer": {"index.bulk.ftsload"},
+                       "index.bulk.firstload": {"index.bulk.ftsload", "index.passes"},
+                       "service.engine": {"index.bulk.__init__"}}) == [
+        "index.filestate -> index.bulk.mode", "service.engine -> index.bulk.__init__"]
+
+
+def test_only_the_indexer_starts_a_bulk_load() -> None:
+    graph, _ = _edges()
+    assert any(t.startswith(BULK + ".") for t in graph["index.indexer"])
+    assert _into_bulk(graph) == []
 
 
 def test_cycle_finder_finds_a_cycle() -> None:

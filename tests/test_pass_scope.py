@@ -14,7 +14,8 @@ import pytest
 
 from builder import SessionBuilder
 from engine_support import snapshot
-from pi_event_search.index import firstload, ftsload, indexer, locks, progress, writes
+from pi_event_search.index import indexer, locks, progress, writes
+from pi_event_search.index.bulk import firstload, ftsload, mode
 from pi_event_search.service.engine import Engine
 from pi_event_search.source.discovery import default_dirs
 
@@ -76,9 +77,9 @@ SITES: dict[str, tuple[Any, str, Any]] = {
     "a batch commit during the load": (writes.WriteBatch, "maybe_commit", _in_side_load),
     "forgetting gone files": (indexer, "_forget", None),
     "closing the side load's input": (ftsload.FtsLoad, "close_input", None),
-    "the deferred indexes": (writes, "bulk_indexes", None),
+    "the deferred indexes": (mode, "bulk_indexes", None),
     "copying the side index in": (ftsload.FtsLoad, "finish", None),
-    "leaving bulk mode": (writes, "bulk_end", None),
+    "leaving bulk mode": (mode, "bulk_end", None),
     "clearing the progress": (progress, "clear", None),
 }
 
@@ -108,7 +109,7 @@ def test_a_fault_at_each_step_of_a_bulk_load_releases_everything(
         assert e.conn is not None and not e.conn.in_transaction
         e.refresh()  # the same process, at once: nothing of the failed pass is in its way
         assert _worker_children() == []
-        assert not writes.bulk_pending(e.conn)
+        assert not progress.bulk_pending(e.conn)
         assert e.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         clean = Engine(tmp_path / "clean.sqlite3", default_dirs(sessions_dir, []))
         try:

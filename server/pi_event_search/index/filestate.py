@@ -10,7 +10,7 @@ import sqlite3
 import time
 from typing import NamedTuple
 
-from pi_event_search.index import writes
+from pi_event_search.index import progress
 from pi_event_search.source.discovery import RACY_NS, Observation
 
 
@@ -67,7 +67,7 @@ def known_files(conn: sqlite3.Connection) -> tuple[dict[str, FileRow], Settled]:
     settled = Settled((p, (r.root, r.dev, r.ino, r.size, r.mtime_ns)) for p, r in known.items()
                        if r.status in ("indexed", "duplicate", "skipped"))
     settled.indexed = sum(1 for r in known.values() if r.status == "indexed")
-    settled.pending = writes.bulk_pending(conn)
+    settled.pending = progress.bulk_pending(conn)
     return known, settled
 
 

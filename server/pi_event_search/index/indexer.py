@@ -10,14 +10,15 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from pi_event_search.index import firstload, ftsload, passes, registry, store, writes
+from pi_event_search.index import passes, registry, store, writes
 from pi_event_search.index import progress as progress_mod
+from pi_event_search.index.bulk import firstload, ftsload
+from pi_event_search.index.bulk.firstload import FIRST_SLICE_BYTES
+from pi_event_search.index.bulk.passscope import PassScope
 from pi_event_search.index.filestate import FileRow, FilesCache, Settled, known_files, quiet
-from pi_event_search.index.firstload import FIRST_SLICE_BYTES
 from pi_event_search.index.fulltext import FullText
 from pi_event_search.index.ingest import apply_file
 from pi_event_search.index.passes import Pass, Progress, Report
-from pi_event_search.index.passscope import PassScope
 from pi_event_search.index.sessions import drop_session
 from pi_event_search.source.discovery import Observation, SessionDir, scan
 from pi_event_search.source.extractors import EMPTY, Registry
@@ -66,7 +67,7 @@ def _apply(conn: sqlite3.Connection, dirs: list[SessionDir], progress: Progress 
            extractors: Registry) -> None:
     """A pass that has something to write: its resources belong to `scope` (passscope.py)."""
     roots = {d.path for d in dirs}
-    pending = writes.bulk_pending(conn)
+    pending = progress_mod.bulk_pending(conn)
     fresh = not known
     first = fresh or (pending and firstload.slice_only(conn))  # the side load may take the rest
     early = firstload.newest_first(conn, observed, report, progress, extractors) \

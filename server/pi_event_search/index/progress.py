@@ -74,3 +74,9 @@ def indexing(conn: sqlite3.Connection) -> Indexing | None:
                            "sessionsTotal": total,
                            "percent": min(100, 100 * done // total) if total else 0}
     return cast(Indexing, out)
+
+
+def bulk_pending(conn: sqlite3.Connection) -> bool:
+    """A bulk load started and did not finish (it was killed): the next pass completes it."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'bulk'").fetchone()
+    return row is not None and row["value"] == "1"

@@ -1,1 +1,1 @@
-"""Search: the user's query, inflections and prefixes, ranking, hits and snippets, states as of a time."""
+"""Search: the query, inflections and prefixes, ranking, hits and snippets, states as of a time; status."""

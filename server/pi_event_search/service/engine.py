@@ -38,11 +38,11 @@ from pi_event_search.events.sessionlist import sessions
 from pi_event_search.events.trace import trace_event
 from pi_event_search.files.filehistory import History, file_history
 from pi_event_search.files.lineorigin import line_origin
-from pi_event_search.index import damage, indexer, locks, progress, registry, store, textcodec, writes
+from pi_event_search.index import damage, indexer, locks, progress, registry, store, textcodec
 from pi_event_search.index.filestate import FilesCache
-from pi_event_search.index.status import status
 from pi_event_search.query.groups import GroupPage, grouped
 from pi_event_search.query.search import Filters, Page, search
+from pi_event_search.query.status import status
 from pi_event_search.service.lease import Lease, LeaseLost
 from pi_event_search.source import jsonl
 from pi_event_search.source.discovery import SessionDir, default_dirs, scan
@@ -372,7 +372,7 @@ class Engine:
         the caller's next poll reuses that list instead of scanning again."""
         conn = self.reader()
         if paths is None:
-            if progress.indexing(conn) is not None or writes.bulk_pending(conn):
+            if progress.indexing(conn) is not None or progress.bulk_pending(conn):
                 return False, None
             paths = {o.path for o in scan(self.dirs)[0]}
         for path in paths:

@@ -1,7 +1,7 @@
 """What one indexing pass holds beyond its rows, and the one place that lets it go.
 
 A pass may start a bulk load's full-text worker process and lock the side file (ftsload), switch
-its connection to bulk settings (writes.bulk_begin) and leave a write transaction open when a
+its connection to bulk settings (mode.bulk_begin) and leave a write transaction open when a
 COMMIT fails (a full disk). Should anything raise, at any step, the scope's exit stops the
 worker, releases the side file's lock and puts the connection back as a new pass expects it:
 before, an error outside the per-file handling left the worker running and the lock held, and
@@ -14,7 +14,7 @@ import contextlib
 import sqlite3
 from types import TracebackType
 
-from pi_event_search.index.ftsload import FtsLoad
+from pi_event_search.index.bulk.ftsload import FtsLoad
 
 CACHE_KB, AUTOCHECKPOINT = 32_000, 1000  # store._open's page cache; SQLite's default
 

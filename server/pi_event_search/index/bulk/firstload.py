@@ -12,12 +12,13 @@ import sqlite3
 import sys
 import time
 
-from pi_event_search.index import ftsload, passes, store, textcodec, writes
+from pi_event_search.index import passes, store, textcodec
 from pi_event_search.index import progress as progress_mod
+from pi_event_search.index.bulk import ftsload, mode
+from pi_event_search.index.bulk.passscope import PassScope
 from pi_event_search.index.filestate import FileRow
 from pi_event_search.index.fulltext import FullText
 from pi_event_search.index.passes import Pass, Progress, Report
-from pi_event_search.index.passscope import PassScope
 from pi_event_search.index.prepare import sample_texts
 from pi_event_search.source.discovery import HeaderInfo, Observation
 from pi_event_search.source.extractors import Registry
@@ -35,7 +36,7 @@ def newest_first(conn: sqlite3.Connection, observed: list[Observation], report: 
     on its own (a 100 MB live session) waits for the bulk load: it would hold the first commit
     back. Returns the session files applied; the pass then checks them against every file (a
     longer copy of one of these sessions elsewhere takes over, as in any pass)."""
-    writes.bulk_begin(conn)
+    mode.bulk_begin(conn)
     with store.transaction(conn):  # readers know at once that a first index is under way
         progress_mod.publish(conn, progress_mod.FIRST_INDEX, 0, len(observed))
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, '1')", (SLICE_ONLY,))
@@ -93,7 +94,7 @@ def bulk_apply(p: Pass, report: Report, first: bool, early: set[str], scope: Pas
     up with them). The side load belongs to `scope` from its start: whatever raises after it,
     its worker stops and its lock is released."""
     conn = p.conn
-    writes.bulk_begin(conn)
+    mode.bulk_begin(conn)
     _ensure_dictionary(conn, [o.path for o in p.todo])
     everything = p.observed
     p.observed = sorted((o for o in everything if o.path not in early),
@@ -113,14 +114,14 @@ def end_bulk(conn: sqlite3.Connection, scope: PassScope, progress: Progress | No
     load = scope.load
     if load is not None:
         load.close_input()
-        writes.bulk_indexes(conn)  # while the side thread merges
+        mode.bulk_indexes(conn)  # while the side thread merges
         load.finish()
         if os.environ.get("PIES_INDEX_STATS"):
             print(f"index stats: full-text worker cpu {load.cpu:.2f} s; peak rss "
                   f"{load.rss[0]:.1f} MB here, {load.rss[1]:.1f} MB in the worker",
                   file=sys.stderr)
         scope.load = None  # finished: its worker has exited and its lock is released
-    writes.bulk_end(conn)
+    mode.bulk_end(conn)
     with store.transaction(conn):
         progress_mod.clear(conn)
         conn.execute("DELETE FROM meta WHERE key = ?", (SLICE_ONLY,))

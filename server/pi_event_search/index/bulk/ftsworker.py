@@ -3,7 +3,7 @@
 A process, not a thread: FTS5 tokenizing is C, but binding each row takes the GIL, and in a
 thread beside the parser and the writer it waited for the GIL for a third of the load.
 
-    python -m pi_event_search.index.ftsworker SIDE_DB   (frames on stdin; "ok CPU" on stdout at the end)
+    python -m pi_event_search.index.bulk.ftsworker SIDE_DB   (frames on stdin; "ok CPU" on stdout at the end)
 
 Frames: one byte (I insert, D delete, C commit, R rollback, E end), a 4-byte big-endian length,
 then for I and D a pickle of (fid, text, meta) rows. The parent is our own process, so pickle is
@@ -20,7 +20,8 @@ import sys
 import time
 from typing import Any, BinaryIO
 
-from pi_event_search.index import store, writes  # the main index's table definition, writes
+from pi_event_search.index import store  # the main index's table definition
+from pi_event_search.index.bulk import mode  # and its bulk load's settings
 
 HEADER = struct.Struct("!cI")
 INSERT, DELETE, COMMIT, ROLLBACK, END = b"I", b"D", b"C", b"R", b"E"
@@ -72,7 +73,7 @@ def main(argv: list[str]) -> int:
     side = sqlite3.connect(argv[1], isolation_level=None)
     try:
         finished = serve(side, sys.stdin.buffer, store.FTS_TABLE.format(name="fts"),
-                         writes.BULK_FTS_HASH)
+                         mode.BULK_FTS_HASH)
     finally:
         side.close()
     if not finished:

@@ -38,7 +38,7 @@ try:
 except ImportError:  # not POSIX: no side load (begin returns None), one writer as before
     fcntl = resource = None  # type: ignore[assignment]
 from pi_event_search.core.authz import place_tokens, with_places
-from pi_event_search.index.ftsworker import COMMIT, DELETE, END, INSERT, ROLLBACK, frame
+from pi_event_search.index.bulk.ftsworker import COMMIT, DELETE, END, INSERT, ROLLBACK, frame
 from pi_event_search.index.fulltext import INSERT_SQL, FullText
 from pi_event_search.index.readahead import cores
 
@@ -116,7 +116,7 @@ class FtsLoad(FullText):
             Path(str(path) + extra).unlink(missing_ok=True)
         try:
             self.proc = subprocess.Popen(  # noqa: S603 - our own module, our own interpreter
-                [sys.executable, "-m", "pi_event_search.index.ftsworker", str(path)],
+                [sys.executable, "-m", "pi_event_search.index.bulk.ftsworker", str(path)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError:
             self._unlock()
