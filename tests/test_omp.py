@@ -58,7 +58,9 @@ def test_the_writer_wrote_what_the_tests_rely_on(omp: tuple[Path, dict[str, Any]
     assert {"service_tier_change", "mode_change", "ttsr_injection", "credential_pin",
             "model_usage", "reset_boundary", "title_change"} <= types
     # Oh My Pi's own context: only what follows the /clear.
-    assert main["context"] == [main["marks"]["afterReset"], main["marks"]["afterResetAnswer"]]
+    m = main["marks"]
+    assert main["context"] == [m["afterReset"], m["erroredKept"], m["interrupted"],
+                               m["afterResetAnswer"]]
 
 
 def test_found_in_oh_my_pis_directories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -82,7 +84,8 @@ def test_found_in_oh_my_pis_directories(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_states_equal_oh_my_pis(omp_env: tuple[Path, dict[str, Any]]) -> None:
     """For every entry: selected iff on Oh My Pi's getBranch(), in context (`direct`) iff
-    buildSessionContext() made a message of it; before the /clear, `cleared`."""
+    buildSessionContext() made a message of it; before the /clear, `cleared`; failed answers
+    left out, `dropped`."""
     _, oracle = omp_env
     e = engine(None)  # type: ignore[arg-type]
     e.refresh()
@@ -107,6 +110,9 @@ def test_states_equal_oh_my_pis(omp_env: tuple[Path, dict[str, Any]]) -> None:
     assert states[m["prompt"]] == states[m["compaction"]] == states[m["postAnswer"]] == tree.CLEARED
     assert states[m["alternate"]] == tree.NOT_SELECTED
     assert states[m["reset"]] == tree.NOT_APPLICABLE
+    assert [states[m[k]] for k in ("aborted", "abortedResult", "emptyError", "superseded")] == \
+        [tree.DROPPED] * 4
+    assert states[m["erroredKept"]] == states[m["interrupted"]] == tree.DIRECT
     e.close()
 
 
@@ -204,3 +210,37 @@ def test_shapes_the_writer_does_not_make(pi_home: Any) -> None:
     assert names()[parent.session_id] == "caching, renamed"
     assert [h["entryId"] for h in hits(e, "original question")] == [p1]
     e.close()
+
+
+def test_failed_answers_as_each_agent_replays_them(pi_home: Any) -> None:
+    """The same turns, appended to an indexed session one by one: Oh My Pi leaves the aborted
+    answer and its call's result out of the model context (`dropped`), Pi's buildSessionContext
+    keeps them (`direct`); the states after each append equal a fresh index's."""
+    def turns(b: SessionBuilder) -> list[str]:
+        return [b.assistant(tool_calls=[("call_1", "read", {"path": "config.ts"})],
+                            stop_reason="aborted"),
+                b.tool_result("call_1", "read", "Tool execution was aborted", is_error=True),
+                b.assistant("Renamed loadConfig to readConfig.")]
+
+    omp = SessionBuilder(pi_home.sessions, cwd="/work/proj", omp_title="rename")
+    pi = SessionBuilder(pi_home.sessions, cwd="/work/proj")
+    omp_ids, pi_ids = [omp.user("rename the config loader")], [pi.user("rename it")]
+    e = engine(pi_home.index)
+    e.refresh()
+    omp_ids += turns(omp)  # continuing the selected path: the append's short cut must not apply
+    pi_ids += turns(pi)
+    e.refresh()
+
+    def states() -> dict[str, str]:
+        return {r["entry_id"]: r["selection_state"] for r in e.reader().execute(
+            "SELECT entry_id, selection_state FROM events")}
+
+    got = states()
+    assert [got[i] for i in omp_ids] == ["direct", "dropped", "dropped", "direct"]
+    assert [got[i] for i in pi_ids] == ["direct"] * 4
+    e.close()
+    fresh = engine(pi_home.index.with_name("fresh.sqlite3"))
+    fresh.refresh()
+    assert {r["entry_id"]: r["selection_state"] for r in fresh.reader().execute(
+        "SELECT entry_id, selection_state FROM events")} == got
+    fresh.close()

@@ -9,7 +9,7 @@
 // entry), model/thinking/service-tier/mode changes, a user prompt with a pasted image (a blob
 // reference), an assistant tool call and its result, a Python cell, an @file mention, a TTSR
 // injection, a credential pin, a model usage, a custom message, a label, an abandoned branch, a
-// compaction, a /clear (reset_boundary) and the turn after it. Scenario "subagent": the transcript
+// compaction, a /clear (reset_boundary) and the turn after it, with failed answers in it. Scenario "subagent": the transcript
 // of a task subagent nested at <main session>/<AgentId>.jsonl, as the task tool opens it.
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -86,6 +86,25 @@ marks.postCompaction = sm.appendMessage(user("Does the test pass now?") as never
 marks.postAnswer = sm.appendMessage(assistant([{ type: "text", text: "Yes, 20 of 20 runs pass." }]) as never);
 marks.reset = sm.appendResetBoundary();
 marks.afterReset = sm.appendMessage(user("Now update the changelog for the reconnect fix.") as never);
+// Answers Oh My Pi leaves out of the model context when it replays the session: an aborted one
+// (and the result of its call), an error turn with nothing in it, a retry's superseded attempt;
+// and an errored one it keeps, because the hidden interrupted-thinking note follows it.
+marks.aborted = sm.appendMessage(assistant([
+	{ type: "toolCall", id: "call_cl_1", name: "read", arguments: { path: "CHANGELOG.md" } },
+], "aborted") as never);
+marks.abortedResult = sm.appendMessage({
+	role: "toolResult", toolCallId: "call_cl_1", toolName: "read", isError: true,
+	content: [{ type: "text", text: "Tool execution was aborted" }], timestamp: tick(),
+} as never);
+marks.erroredKept = sm.appendMessage(assistant([
+	{ type: "thinking", thinking: "The changelog groups fixes under a Fixed heading" },
+], "error") as never);
+marks.interrupted = sm.appendCustomMessageEntry("interrupted-thinking", "Your previous answer was cut off.", false);
+marks.emptyError = sm.appendMessage(assistant([], "error") as never);
+marks.superseded = sm.appendMessage({
+	...assistant([{ type: "text", text: "Updating the changelog (first attempt)." }]),
+	retryRecovery: { status: "superseded" },
+} as never);
 marks.afterResetAnswer = sm.appendMessage(assistant([{ type: "text", text: "CHANGELOG.md updated under Fixed." }]) as never);
 await sm.setSessionName("Flaky websocket reconnect", "user", "user");
 await sm.flush();

@@ -46,6 +46,7 @@ const SELECTION: Record<string, string> = {
 	direct: "in context",
 	summarized: "summarized by a compaction",
 	cleared: "cleared by /clear (Oh My Pi)",
+	dropped: "a failed answer Oh My Pi does not replay",
 	"not-selected": "not in context",
 	"not-applicable": "",
 	unknown: "context unknown",

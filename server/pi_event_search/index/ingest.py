@@ -119,7 +119,7 @@ def _rebuild(conn: sqlite3.Connection, fts: FullText, fh: Any, st: os.stat_resul
     for prep in parsed.records:
         batch.add(prep)
         batch.flush_when_full()
-    states = tree.compute(batch.nodes, batch.walkable)
+    states = tree.compute(batch.nodes, batch.walkable, source=jsonl.header_source(header))
     batch.write(states)
     _finish(conn, sid, batch, states, obs, st, parsed.chunk, jsonl.digest(header_raw),
             replace=True)
@@ -132,7 +132,7 @@ def _append(conn: sqlite3.Connection, fts: FullText, fh: Any, st: os.stat_result
     chunk = jsonl.Chunk(end_offset=committed, end_line=lines)
     stream = jsonl.stream_records(fh, committed, lines + 1, st.st_size - committed, chunk)
     sess = conn.execute(
-        "SELECT cwd, version, entries, leaf FROM sessions WHERE sid = ?", (sid,)).fetchone()
+        "SELECT cwd, version, entries, leaf, source FROM sessions WHERE sid = ?", (sid,)).fetchone()
     cwd, leaf = sess["cwd"], sess["leaf"]
     batch = SessionRows(conn, fts, sid, cwd, sess["entries"],
                         has_ids=(sess["version"] or 1) >= 2)
@@ -149,7 +149,7 @@ def _append(conn: sqlite3.Connection, fts: FullText, fh: Any, st: os.stat_result
                      "WHERE sid = ? ORDER BY seq", (sid,))]
         batch.has_ids = batch.has_ids and not any(
             n.entry_id.startswith("v1~") and not tree.skipped(n) for n in nodes)
-        states = tree.compute(nodes + batch.nodes, batch.walkable)
+        states = tree.compute(nodes + batch.nodes, batch.walkable, source=sess["source"])
         _update_states(conn, sid, nodes, states)
     batch.write(states)
     _finish(conn, sid, batch, states, obs, st, chunk, None, replace=False)
@@ -163,8 +163,11 @@ def _extended(conn: sqlite3.Connection, sid: int, leaf: str | None, batch: Sessi
     new = batch.nodes
     if not new or not batch.has_ids or leaf is None or leaf.startswith("v1~"):
         return None
+    # (Entries that change earlier states, or their own: compactions, Oh My Pi's /clear, failed
+    # answers and what keeps one in.)
     if new[0].parent_id != leaf or any(n.entry_type in ("compaction", "reset_boundary")
-                                       or tree.skipped(n)
+                                       or tree.skipped(n) or "failed" in n.facts
+                                       or "callId" in n.facts or "interrupted" in n.facts
                                        for n in new) or any(
             b.parent_id != a.entry_id for a, b in zip(new, new[1:], strict=False)):
         return None

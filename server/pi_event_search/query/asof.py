@@ -69,7 +69,7 @@ def as_of(conn: sqlite3.Connection, scope: Scope, session_id: str | None) -> AsO
     """The caller's own session's states as of the cutoff; None unless the request names it."""
     if scope.current_session is None or session_id != scope.current_session:
         return None
-    session = conn.execute("SELECT sid, version FROM sessions WHERE session_id = ?",
+    session = conn.execute("SELECT sid, version, source FROM sessions WHERE session_id = ?",
                            (session_id,)).fetchone()
     if session is None:
         return None
@@ -85,5 +85,6 @@ def as_of(conn: sqlite3.Connection, scope: Scope, session_id: str | None) -> AsO
     # As ingest decides: Pi walks v1 files (a chain after its migration) and files with ids.
     walkable = version < 2 or not any(n.entry_id.startswith("v1~") and not tree.skipped(n)
                                       for n in nodes)
-    states = tree.compute(nodes, walkable, leaf=cut["parent_id"] if cut is not None else None)
+    states = tree.compute(nodes, walkable, leaf=cut["parent_id"] if cut is not None else None,
+                          source=session["source"])
     return AsOf(sid, states.leaf, states.branch, states.selection)

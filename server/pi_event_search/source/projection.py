@@ -103,6 +103,7 @@ def project(entry: dict[str, Any], cwd: str | None, *, bounded: bool = True,
     handler = _HANDLERS.get(entry_type) or _OMP_HANDLERS.get(entry_type)
     if handler is not None:
         handler(event, entry, cwd or "")
+        _replay_facts(event, entry)
     elif entry_type == "custom":
         _custom(event, entry, extractors)
     if scrubbed:
@@ -281,6 +282,51 @@ OMP_CONTEXT_ROLES: dict[str, str] = {
     "ttsr_injection": "control",
     "session_init": "control",
 }
+
+
+def _replay_facts(event: Event, entry: dict[str, Any]) -> None:
+    """What Oh My Pi's context builder needs to leave failed turns out (tree.py, `dropped`): a
+    failed, aborted or superseded answer and its calls, an error result's call, and the hidden
+    note that keeps an interrupted answer in. Only on those rare entries: facts are stored."""
+    msg = entry.get("message") if entry.get("type") == "message" else entry
+    if not isinstance(msg, dict):
+        return
+    role = msg.get("role")
+    if role == "assistant":
+        stop = msg.get("stopReason")
+        raw = msg.get("content")
+        content: list[Any] = raw if isinstance(raw, list) else []
+        if msg.get("retryRecovery"):
+            event.tree["failed"] = "retry"
+        elif stop == "error" and not any(_substantive(b) for b in content):
+            event.tree["failed"] = "empty"
+        elif stop in ("error", "aborted"):
+            event.tree["failed"] = stop
+        if event.tree.get("failed"):
+            event.tree["calls"] = [b["id"] for b in content if isinstance(b, dict)
+                                   and b.get("type") == "toolCall" and isinstance(b.get("id"), str)]
+    elif role == "toolResult" and msg.get("isError") is True and \
+            isinstance(msg.get("toolCallId"), str):
+        event.tree["callId"] = msg["toolCallId"]
+    elif msg.get("customType") == "interrupted-thinking" and (
+            role == "custom" or entry.get("type") == "custom_message"):
+        event.tree["interrupted"] = True
+
+
+def _substantive(block: Any) -> bool:
+    """Oh My Pi's isEmptyErrorTurn, per block: anything but blank text, blank thinking or a
+    fallback marker counts."""
+    if not isinstance(block, dict):
+        return False
+    kind = block.get("type")
+    if kind == "text":
+        return bool(str(block.get("text") or "").strip())
+    if kind == "thinking":
+        return bool(str(block.get("thinking") or "").strip()
+                    or str(block.get("thinkingSignature") or "").strip())
+    if kind == "redactedThinking":
+        return bool(str(block.get("data") or "").strip())
+    return kind != "fallback"  # a tool call, or a kind it does not know: never discarded
 
 
 def _truncated(event: Event, where: str, text: str) -> None:

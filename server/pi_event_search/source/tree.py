@@ -4,9 +4,10 @@ The materialized leaf is the last entry in append order (Pi persists no leaf poi
 branch is the root-to-leaf path; the model context is that path, compaction-aware: the last
 compaction on the path stands for everything before its `firstKeptEntryId`.
 
-Oh My Pi's `/clear` (a `reset_boundary` entry) ends the model context there: when the last one on
-the path comes after the last compaction, everything before it is `cleared` (Oh My Pi's
-buildSessionContext emits only what follows it; a compaction after it wins instead).
+Oh My Pi's files (`source="omp"`) follow its own buildSessionContext: its `/clear` (a
+`reset_boundary` entry) ends the model context there, so when the last one on the path comes after
+the last compaction, everything before it is `cleared` (a compaction after it wins instead); and a
+failed, aborted or superseded answer, with its calls' results, is `dropped`.
 
 A v1 file (no ids) is what Pi's own migration makes of it when it opens one: a straight chain in
 file order (the indexer names its entries `v1~<n>` and chains their parents), whose compactions
@@ -24,6 +25,9 @@ SELECTED, ALTERNATE, UNKNOWN = "selected", "alternate", "unknown"
 DIRECT, SUMMARIZED, NOT_SELECTED, NOT_APPLICABLE = (
     "direct", "summarized", "not-selected", "not-applicable")
 CLEARED = "cleared"  # before Oh My Pi's /clear: on the selected path, out of the model context
+# On the selected path, in what Pi would replay, but left out by Oh My Pi's: a failed, aborted or
+# superseded answer and the results of its calls.
+DROPPED = "dropped"
 
 
 @dataclass(slots=True)
@@ -57,7 +61,8 @@ def skipped(node: Node) -> bool:
     return bool(node.facts.get(SKIPPED))
 
 
-def compute(nodes: list[Node], has_tree: bool, leaf: str | None = None) -> States:
+def compute(nodes: list[Node], has_tree: bool, leaf: str | None = None, *,
+            source: str = "pi") -> States:
     """States for every node; `has_tree` is False when entries lack ids in a file whose version
     says they should have them (Pi itself cannot walk such a file: everything is unknown).
     `leaf` defaults to the last node Pi loads (the materialized leaf); an id not among them too.
@@ -79,7 +84,9 @@ def compute(nodes: list[Node], has_tree: bool, leaf: str | None = None) -> State
     order = {n.entry_id: i for i, n in enumerate(loaded, 1)}  # Pi's entry index (header = 0)
     selection = dict(unknown)
     selection.update(_selection(loaded, [by_id[i] for i in path], branch, order))
-    _clear(selection, [by_id[i] for i in path])
+    if source == "omp":
+        _clear(selection, [by_id[i] for i in path])
+        _drop(selection, [by_id[i] for i in path])
     return States(leaf, branch, selection, path)
 
 
@@ -162,6 +169,27 @@ def _clear(selection: dict[str, str], path: list[Node]) -> None:
     for n in path[:reset]:
         if selection[n.entry_id] in (DIRECT, SUMMARIZED):
             selection[n.entry_id] = CLEARED
+
+
+def _drop(selection: dict[str, str], path: list[Node]) -> None:
+    """Oh My Pi's buildSessionContext leaves failed answers out of the model context: a retry's
+    superseded attempt and an error turn with no content always, any other error or aborted
+    answer unless the hidden interrupted-thinking note follows it; and the results of the calls
+    such an answer made."""
+    context = [n for n in path if selection[n.entry_id] == DIRECT]
+    calls: set[str] = set()
+    for i, n in enumerate(context):
+        failed = n.facts.get("failed")
+        if failed is None:
+            if n.facts.get("callId") in calls:
+                selection[n.entry_id] = DROPPED
+            continue
+        following = context[i + 1] if i + 1 < len(context) else None
+        if failed in ("error", "aborted") and following is not None and \
+                following.facts.get("interrupted"):
+            continue
+        selection[n.entry_id] = DROPPED
+        calls.update(c for c in n.facts.get("calls") or [] if isinstance(c, str))
 
 
 def _first_kept(compaction: Node, loaded: list[Node], order: dict[str, int]) -> str | None:
