@@ -16,6 +16,6 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] \
 fi
 # `npm install`, not `npm ci`: the lock lacks the other platforms' optional natives
 # (@oh-my-pi/pi-natives-darwin-*, ...), which this registry does not hold, and npm ci refuses that.
-npm install --no-audit --no-fund
+npm install --no-audit --no-fund --no-save
 echo "$want" >"$stamp"
 echo "ompwriter: oh-my-pi $(node -p 'require("./node_modules/@oh-my-pi/pi-coding-agent/package.json").version'), bun $(node_modules/.bin/bun --version)"
