@@ -91,8 +91,11 @@ def _observe_nested(folder: str, d: SessionDir, out: list[Observation],
     _observe_all(folder, names, d, out, seen)
     if depth <= 0:
         return
-    files = {n for n in names if n.endswith(".jsonl")}
-    for name in names:
+    others = [n for n in names if not n.endswith(".jsonl")]
+    if not others:
+        return  # a Pi project folder: files only
+    files = set(names)
+    for name in others:
         if name + ".jsonl" in files:
             _observe_nested(folder + name + "/", d, out, seen, depth - 1)
 
