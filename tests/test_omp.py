@@ -17,6 +17,7 @@ from builder import SessionBuilder
 from engine_support import ALL, cli, cli_json, engine, hits
 from ompwriter import by_scenario, write_omp_sessions
 from pi_event_search.core import locations
+from pi_event_search.core.filters import Filters
 from pi_event_search.source import tree
 
 PIN_HASH = "9f2c4e7a1b3d5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8"
@@ -197,6 +198,8 @@ def test_shapes_the_writer_does_not_make(pi_home: Any) -> None:
     assert [(x["relation"], x.get("sessionId")) for x in back["lineage"]] == \
         [("session-child", child.session_id)]
     assert e.status(None)["sessionsBySource"] == {"omp": 2}
+    listed = {x["sessionId"]: x for x in e.sessions(Filters(), ALL)["sessions"]}
+    assert listed[child.session_id]["parentSession"] == str(parent.path)
 
     def names() -> dict[str, str]:
         return {r["session_id"]: r["name"] for r in e.reader().execute(
