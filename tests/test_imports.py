@@ -13,12 +13,14 @@ SOURCE = Path(__file__).resolve().parent.parent / "server" / PACKAGE
 # Lower layers first. A module may import its own package and any package of a lower layer;
 # packages on one layer do not import each other.
 LAYERS: list[set[str]] = [
-    {"core"}, {"source"}, {"index"}, {"query"}, {"events", "files"}, {"service"}, {"lsp"}, {"cli"},
+    {"core"}, {"source"}, {"index"}, {"query"}, {"events", "files"}, {"service"}, {"lsp"}, {"mcp"},
+    {"cli"},
 ]
 LAYER = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
 # Startup costs, not cycles: the CLI loads the language server's stack (pygls, ~250 ms) only for
-# `serve`, and the watcher (watchfiles, asyncio, ~25 ms) only for `index --watch`.
-LAZY_ALLOWED = {("cli.main", "lsp.main"), ("cli.main", "service.watch")}
+# `serve`, the watcher (watchfiles, asyncio, ~25 ms) only for `index --watch`, and the MCP SDK (an
+# optional extra) only for `mcp`.
+LAZY_ALLOWED = {("cli.main", "lsp.main"), ("cli.main", "service.watch"), ("cli.main", "mcp.server")}
 TOP = {"__init__", "__main__"}
 # A bulk load owns a worker process, a side file and its lock, and bulk settings on the write
 # connection (index/bulk/passscope.py lets them go): only the pass that decides to load in bulk

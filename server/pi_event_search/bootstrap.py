@@ -4,12 +4,15 @@ Runnable before the package is installed, by whatever Python a client finds (std
 syntax that Python 3.8 still parses, so an old interpreter can say that it is too old):
 
     python3 bootstrap.py --home DIR [--from WHEEL|CHECKOUT|REQUIREMENT] [--python PY]... [--check]
+                         [--extra mcp]
 
 DIR holds `installed.json` (the version record), `install.lock` (one install at a time across
 processes) and the venvs. Every install makes a new venv, `venv-<version>-<time>`, so a failed
 update leaves the working one, and the previous one is kept for processes still running it.
 A `wheelhouse/` directory beside this file (the packaged clients carry one) makes pip install from
-it only, without the package index.
+it only, without the package index. `--extra mcp` installs the optional MCP server too (the `mcp`
+extra, `pi-event-search mcp`); an install without it is then not current. The editors' wheelhouses
+do not carry the extra's dependencies: it needs the package index.
 
 stdout is JSON lines: `step` and `waiting` events while it works, then one `status`, `done` or
 `error` (with `code`, `message` and, when a command fixes it, `fix`). pip's own output goes to
@@ -33,6 +36,7 @@ from typing import Any, NamedTuple
 
 REQUIRED = (3, 11)
 RECORD = "installed.json"
+EXTRAS = ("mcp",)
 LOCK = "install.lock"
 # A lock older than this, or whose process is gone, was left by a crash.
 STALE_LOCK_SECONDS = 20 * 60
@@ -150,6 +154,20 @@ def find_source(spec: str | None, wheelhouse: Path | None) -> Source:
 
 # -- which Python ----------------------------------------------------------------------------
 
+def with_extras(source: Source, extras: list[str]) -> Source:
+    """The source with optional extras: pip's `path[extra]` (a requirement's name takes them), and
+    an identity that differs from the same source without them."""
+    if not extras:
+        return source
+    names = ",".join(sorted(set(extras)))
+    if source.kind == "requirement":
+        m = re.match(r"^([A-Za-z0-9._-]+)(.*)$", source.path)
+        path = f"{m.group(1)}[{names}]{m.group(2)}" if m else source.path
+    else:
+        path = f"{source.path}[{names}]"
+    return Source(source.kind, path, source.version, f"{source.identity}+{names}")
+
+
 def probe(executable: str) -> Python | None:
     found = shutil.which(executable)
     if not found:
@@ -222,9 +240,18 @@ def read_record(home: Path) -> dict[str, Any] | None:
     return None
 
 
+def _extras_of(identity: str) -> tuple[str, set[str]]:
+    base, _, names = identity.partition("+")
+    return base, set(filter(None, names.split(",")))
+
+
 def is_current(home: Path, record: dict[str, Any] | None, source: Source) -> bool:
-    return (record is not None and source.kind != "requirement" and record.get("identity") == source.identity
-            and venv_python(home / record["venv"]).exists())
+    """The recorded install is of this source, with (at least) the extras asked for: a request
+    without `--extra mcp` keeps an install that has it."""
+    if record is None or source.kind == "requirement" or not isinstance(record.get("identity"), str):
+        return False
+    have, want = _extras_of(record["identity"]), _extras_of(source.identity)
+    return have[0] == want[0] and want[1] <= have[1] and venv_python(home / record["venv"]).exists()
 
 
 def described(home: Path, record: dict[str, Any]) -> dict[str, Any]:
@@ -404,6 +431,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="report the installed server; install nothing")
     parser.add_argument("--force", action="store_true", help="install even when the installed one is current")
     parser.add_argument("--prune", action="store_true", help="remove every venv but the recorded one")
+    parser.add_argument("--extra", action="append", default=[], choices=EXTRAS,
+                        help="an optional part to install too (mcp: the MCP server)")
     args = parser.parse_args(argv)
     home = Path(args.home).expanduser().resolve()
     shipped = Path(__file__).resolve().parent / "wheelhouse"
@@ -411,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
     if wheelhouse is None and shipped.is_dir():
         wheelhouse = shipped
     try:
-        source = find_source(args.source, wheelhouse)
+        source = with_extras(find_source(args.source, wheelhouse), args.extra)
         if args.prune:
             record = read_record(home)
             prune(home, {record["venv"]} if record else set())

@@ -1,4 +1,4 @@
-"""`pi-event-search index|search|sessions|read|trace|file|blame|secrets|status|serve`: argv in,
+"""`pi-event-search index|search|sessions|read|trace|file|blame|secrets|status|serve|mcp`: argv in,
 JSON or tables out. `search --by-session` groups the results by session; `sessions` lists them.
 
 Exit codes: 0 success, 2 bad usage, 1 any other error (one line on stderr).
@@ -134,6 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.add_argument("--stdio", action="store_true",
                    help="accepted for LSP clients that pass it; stdio is the only transport")
+    p = sub.add_parser("mcp", help="run the MCP server on stdio (the `mcp` extra)")
+    _common(p)
+    p.add_argument("--root", action="append", metavar="DIR",
+                   help="authorization root (repeatable), fixed: the client's roots are ignored")
     return parser
 
 
@@ -187,6 +191,8 @@ def _run(args: argparse.Namespace) -> int:
 
         serve(Path(args.index) if args.index else None, list(args.sessions_dir))
         return 0
+    if args.command == "mcp":
+        return _mcp(args)
     if args.command == "search" and args.demo:
         ensure_demo(args)
     if not getattr(args, "json", False):
@@ -217,6 +223,19 @@ def _run(args: argparse.Namespace) -> int:
         return cli_file.run(engine, args, _scope(args), _out, UsageError)
     traced = engine.trace(args.ref, _scope(args))
     _out(traced) if args.json else render_text.trace(traced)
+    return 0
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    # Imported here: the SDK is an optional extra, and its import costs every other command.
+    try:
+        from pi_event_search.mcp.server import serve
+    except ImportError as exc:
+        if exc.name is None or not exc.name.startswith("mcp"):
+            raise
+        raise UsageError("the MCP server needs the `mcp` extra: pip install "
+                         "'pi-event-search[mcp]' (or bootstrap.py --extra mcp)") from exc
+    serve(Path(args.index) if args.index else None, list(args.sessions_dir), args.root)
     return 0
 
 
