@@ -140,7 +140,7 @@ def _append(conn: sqlite3.Connection, fts: FullText, fh: Any, st: os.stat_result
     for prep in prepare(stream, cwd, 0, textcodec.packer(conn), extractors):
         batch.add(prep)
         batch.flush_when_full()
-    states = _extended(conn, sid, leaf, batch)
+    states = _extended(conn, sid, leaf, batch, sess["source"])
     if states is None:  # the leaf moved elsewhere, or a compaction: recompute the whole session
         nodes = [tree.Node(r["seq"], r["entry_id"], r["parent_id"], r["entry_type"],
                            orjson.loads(r["facts"]) if r["facts"] else {})
@@ -156,18 +156,18 @@ def _append(conn: sqlite3.Connection, fts: FullText, fh: Any, st: os.stat_result
     return Outcome("appended" if batch.events else "unchanged", len(batch.events))
 
 
-def _extended(conn: sqlite3.Connection, sid: int, leaf: str | None, batch: SessionRows
-              ) -> tree.States | None:
+def _extended(conn: sqlite3.Connection, sid: int, leaf: str | None, batch: SessionRows,
+              source: str) -> tree.States | None:
     """States when the new entries simply continue the selected path from the old leaf (the
     usual append): nothing before them changes, so the session need not be recomputed."""
     new = batch.nodes
     if not new or not batch.has_ids or leaf is None or leaf.startswith("v1~"):
         return None
-    # (Entries that change earlier states, or their own: compactions, Oh My Pi's /clear, failed
-    # answers and what keeps one in.)
+    # Entries that change earlier states, or their own: compactions; in Oh My Pi's files its
+    # /clear, failed answers, error results and the note that keeps a failed answer in.
+    replay = ("failed", "callId", "interrupted") if source == "omp" else ()
     if new[0].parent_id != leaf or any(n.entry_type in ("compaction", "reset_boundary")
-                                       or tree.skipped(n) or "failed" in n.facts
-                                       or "callId" in n.facts or "interrupted" in n.facts
+                                       or tree.skipped(n) or any(k in n.facts for k in replay)
                                        for n in new) or any(
             b.parent_id != a.entry_id for a, b in zip(new, new[1:], strict=False)):
         return None
