@@ -211,6 +211,12 @@ def test_shapes_the_writer_does_not_make(pi_home: Any) -> None:
     assert parent.path.stat().st_size == size
     e.refresh()
     assert names()[parent.session_id] == "caching, renamed"
+    key = "sk-proj-" + "a1B2" * 12  # a title is a name: masked like every name
+    parent.retitle(f"rotate {key}")
+    e.refresh()
+    assert names()[parent.session_id] == "rotate [redacted: openai-key]"
+    rc, out, _ = cli("sessions", "--all", "--index", str(pi_home.index))
+    assert rc == 0 and "rotate [redacted: openai-key]" in out and key not in out
     assert [h["entryId"] for h in hits(e, "original question")] == [p1]
     e.close()
 
