@@ -253,3 +253,30 @@ def test_failed_answers_as_each_agent_replays_them(pi_home: Any) -> None:
     assert {r["entry_id"]: r["selection_state"] for r in fresh.reader().execute(
         "SELECT entry_id, selection_state FROM events")} == got
     fresh.close()
+
+
+def test_subagents_of_subagents(pi_home: Any) -> None:
+    """A subagent's own subagents nest one folder deeper (`<session>/<Agent>/<Agent>.<Child>.jsonl`);
+    each is a session whose parent is the file beside its folder, also when its header names
+    none. Other files in those folders (artifacts) are not sessions."""
+    folder = pi_home.sessions / "-proj"
+    top = SessionBuilder(folder, cwd="/work/proj", flat=True, omp_title="top")
+    top.user("plan the migration")
+    inner = top.path.with_suffix("")
+    scout = SessionBuilder(inner, cwd="/work/proj", flat=True, omp_title="")
+    scout.user("list the tables")
+    helper = SessionBuilder(inner / scout.path.stem, cwd="/work/proj", flat=True, omp_title="")
+    helper.user("count the rows of each table")
+    (inner / "0.bash.log").write_text("artifact")
+    (inner / scout.path.stem / "notes.md").write_text("artifact")
+    e = engine(pi_home.index)
+    e.refresh()
+    parents = {r["session_id"]: r["parent_path"] for r in e.reader().execute(
+        "SELECT session_id, parent_path FROM sessions")}
+    assert parents == {top.session_id: None, scout.session_id: str(top.path),
+                       helper.session_id: str(scout.path)}
+    trace = e.trace(f"pi-event:{helper.session_id}/{helper.ids[-1]}", ALL)
+    assert [(x["relation"], x.get("sessionId")) for x in trace["lineage"]] == \
+        [("session-parent", scout.session_id)]
+    assert e.status(None)["skipped"] == []
+    e.close()
