@@ -186,9 +186,16 @@ def test_shapes_the_writer_does_not_make(pi_home: Any) -> None:
     child.append("mcp_tool_selection", {"tools": ["github"]})
     child.append("some_future_type", {"text": "must not be searchable"})
     last = child.user("a follow-up about caching")
+    # Oh My Pi cuts a string over 500,000 characters and says so at its end.
+    cut = child.tool_result("call_9", "bash", "x" * 499_955 +
+                            "\n\n[Session persistence truncated large content]")
+    child.branch(last)
     e = engine(pi_home.index)
     e.refresh()
     assert hits(e, "must not be searchable") == []
+    read = e.read(f"pi-event:{child.session_id}/{cut}", ALL)
+    assert ("message.content[0]", "truncated by Oh My Pi") in \
+        {(o["field"], o["reason"]) for o in read["omitted"]}
     types = {r["entry_type"] for r in e.reader().execute("SELECT entry_type FROM events")}
     assert {"archive", "mcp_tool_selection", "some_future_type"} <= types
     trace = e.trace(f"pi-event:{child.session_id}/{last}", ALL)

@@ -182,6 +182,7 @@ def _blocks(event: Event, content: Any, kind: str, where: str, meta: str = "") -
         btype = block.get("type")
         if btype == "text" and isinstance(block.get("text"), str):
             event.fragments.append(Fragment(f"{kind}:{i}", kind, block["text"], meta))
+            _truncated(event, f"{where}[{i}]", block["text"])
         elif btype == "image":  # base64 inline, or a reference to Oh My Pi's blob store
             event.omissions.append(_image_omission(f"{where}[{i}]", block))
 
