@@ -60,7 +60,8 @@ def test_the_writer_wrote_what_the_tests_rely_on(omp: tuple[Path, dict[str, Any]
             "model_usage", "reset_boundary", "title_change"} <= types
     # Oh My Pi's own context: only what follows the /clear.
     m = main["marks"]
-    assert main["context"] == [m["afterReset"], m["erroredKept"], m["interrupted"],
+    assert main["context"] == [m["afterReset"], m["erroredKept"], m["interrupted"], m["bareCall"],
+                               m["bareResult"], m["neverMind"], m["failedFirst"], m["note"],
                                m["afterResetAnswer"]]
 
 
@@ -111,9 +112,13 @@ def test_states_equal_oh_my_pis(omp_env: tuple[Path, dict[str, Any]]) -> None:
     assert states[m["prompt"]] == states[m["compaction"]] == states[m["postAnswer"]] == tree.CLEARED
     assert states[m["alternate"]] == tree.NOT_SELECTED
     assert states[m["reset"]] == tree.NOT_APPLICABLE
-    assert [states[m[k]] for k in ("aborted", "abortedResult", "emptyError", "superseded")] == \
-        [tree.DROPPED] * 4
-    assert states[m["erroredKept"]] == states[m["interrupted"]] == tree.DIRECT
+    assert [states[m[k]] for k in ("aborted", "abortedResult", "emptyError", "superseded",
+                                   "danglingBare", "abortedSecond", "abortedSecondResult")] == \
+        [tree.DROPPED] * 7
+    assert states[m["failedFirst"]] == tree.DIRECT  # the note follows it once the rest is gone
+    assert states[m["erroredKept"]] == states[m["interrupted"]] == states[m["bareCall"]] == \
+        states[m["bareResult"]] == tree.DIRECT
+    assert states[m["danglingResult"]] == tree.NOT_SELECTED
     e.close()
 
 
@@ -254,6 +259,10 @@ def test_failed_answers_as_each_agent_replays_them(pi_home: Any) -> None:
     got = states()
     assert [got[i] for i in omp_ids] == ["direct", "dropped", "dropped", "direct"]
     assert [got[i] for i in pi_ids] == ["direct"] * 4
+    facts = {r["entry_id"]: r["facts"] or "" for r in e.reader().execute(
+        "SELECT entry_id, facts FROM events")}
+    assert '"callId"' in facts[omp_ids[2]] and not any(
+        k in facts[i] for i in pi_ids for k in tree.REPLAY_FACTS)  # Pi's store none
     e.close()
     fresh = engine(pi_home.index.with_name("fresh.sqlite3"))
     fresh.refresh()

@@ -105,6 +105,35 @@ marks.superseded = sm.appendMessage({
 	...assistant([{ type: "text", text: "Updating the changelog (first attempt)." }]),
 	retryRecovery: { status: "superseded" },
 } as never);
+// An answer of nothing but a tool call stays while its result is in the context; one whose result
+// is on another branch (the person went back to it and said something else) is left out.
+marks.bareCall = sm.appendMessage(assistant([
+	{ type: "toolCall", id: "call_gl_1", name: "bash", arguments: { command: "git log -1 --oneline" } },
+], "toolUse") as never);
+marks.bareResult = sm.appendMessage({
+	role: "toolResult", toolCallId: "call_gl_1", toolName: "bash", isError: false,
+	content: [{ type: "text", text: "4f2a9c1 ws: jitter the reconnect backoff" }], timestamp: tick(),
+} as never);
+marks.danglingBare = sm.appendMessage(assistant([
+	{ type: "toolCall", id: "call_gl_2", name: "bash", arguments: { command: "git push" } },
+], "toolUse") as never);
+marks.danglingResult = sm.appendMessage({
+	role: "toolResult", toolCallId: "call_gl_2", toolName: "bash", isError: false,
+	content: [{ type: "text", text: "Everything up-to-date" }], timestamp: tick(),
+} as never);
+sm.branch(marks.danglingBare);
+marks.neverMind = sm.appendMessage(user("Do not push yet.") as never);
+// Oh My Pi walks the answers from the last: the aborted one goes with its result, and then the
+// interrupted-thinking note follows the failed one before it, which stays.
+marks.failedFirst = sm.appendMessage(assistant([{ type: "text", text: "Holding the push" }], "error") as never);
+marks.abortedSecond = sm.appendMessage(assistant([
+	{ type: "toolCall", id: "call_st_1", name: "bash", arguments: { command: "git status" } },
+], "aborted") as never);
+marks.abortedSecondResult = sm.appendMessage({
+	role: "toolResult", toolCallId: "call_st_1", toolName: "bash", isError: true,
+	content: [{ type: "text", text: "Tool execution was aborted" }], timestamp: tick(),
+} as never);
+marks.note = sm.appendCustomMessageEntry("interrupted-thinking", "Your previous answer was cut off.", false);
 marks.afterResetAnswer = sm.appendMessage(assistant([{ type: "text", text: "CHANGELOG.md updated under Fixed." }]) as never);
 await sm.setSessionName("Flaky websocket reconnect", "user", "user");
 await sm.flush();

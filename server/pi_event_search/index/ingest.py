@@ -164,8 +164,9 @@ def _extended(conn: sqlite3.Connection, sid: int, leaf: str | None, batch: Sessi
     if not new or not batch.has_ids or leaf is None or leaf.startswith("v1~"):
         return None
     # Entries that change earlier states, or their own: compactions; in Oh My Pi's files its
-    # /clear, failed answers, error results and the note that keeps a failed answer in.
-    replay = ("failed", "callId", "interrupted") if source == "omp" else ()
+    # /clear and every fact its replay depends on (tree._drop), results included: a result
+    # brings back an answer of bare calls that waited for it.
+    replay = tree.REPLAY_FACTS if source == "omp" else ()
     if new[0].parent_id != leaf or any(n.entry_type in ("compaction", "reset_boundary")
                                        or tree.skipped(n) or any(k in n.facts for k in replay)
                                        for n in new) or any(

@@ -286,9 +286,10 @@ OMP_CONTEXT_ROLES: dict[str, str] = {
 
 
 def _replay_facts(event: Event, entry: dict[str, Any]) -> None:
-    """What Oh My Pi's context builder needs to leave failed turns out (tree.py, `dropped`): a
-    failed, aborted or superseded answer and its calls, an error result's call, and the hidden
-    note that keeps an interrupted answer in. Only on those rare entries: facts are stored."""
+    """What Oh My Pi's context builder needs to leave answers out (tree.py, `dropped`): a failed,
+    aborted or superseded answer and its calls, an answer of nothing but tool calls and those
+    calls, each result's call, and the hidden note that keeps an interrupted answer in. Stored
+    for Oh My Pi's sessions only (index/rows.py)."""
     msg = entry.get("message") if entry.get("type") == "message" else entry
     if not isinstance(msg, dict):
         return
@@ -303,11 +304,13 @@ def _replay_facts(event: Event, entry: dict[str, Any]) -> None:
             event.tree["failed"] = "empty"
         elif stop in ("error", "aborted"):
             event.tree["failed"] = stop
-        if event.tree.get("failed"):
+        types = [b.get("type") if isinstance(b, dict) else None for b in content]
+        if "toolCall" in types and set(types) <= {"toolCall", "redactedThinking"}:
+            event.tree["bare"] = True  # emptied when its calls have no result: then left out
+        if event.tree.get("failed") or event.tree.get("bare"):
             event.tree["calls"] = [b["id"] for b in content if isinstance(b, dict)
                                    and b.get("type") == "toolCall" and isinstance(b.get("id"), str)]
-    elif role == "toolResult" and msg.get("isError") is True and \
-            isinstance(msg.get("toolCallId"), str):
+    elif role == "toolResult" and isinstance(msg.get("toolCallId"), str):
         event.tree["callId"] = msg["toolCallId"]
     elif msg.get("customType") == "interrupted-thinking" and (
             role == "custom" or entry.get("type") == "custom_message"):

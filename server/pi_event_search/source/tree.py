@@ -28,6 +28,8 @@ CLEARED = "cleared"  # before Oh My Pi's /clear: on the selected path, out of th
 # On the selected path, in what Pi would replay, but left out by Oh My Pi's: a failed, aborted or
 # superseded answer and the results of its calls.
 DROPPED = "dropped"
+# The facts _drop reads (projection._replay_facts), stored for Oh My Pi's sessions only.
+REPLAY_FACTS = ("failed", "calls", "bare", "callId", "interrupted")
 
 
 @dataclass(slots=True)
@@ -172,24 +174,31 @@ def _clear(selection: dict[str, str], path: list[Node]) -> None:
 
 
 def _drop(selection: dict[str, str], path: list[Node]) -> None:
-    """Oh My Pi's buildSessionContext leaves failed answers out of the model context: a retry's
-    superseded attempt and an error turn with no content always, any other error or aborted
-    answer unless the hidden interrupted-thinking note follows it; and the results of the calls
-    such an answer made."""
-    context = [n for n in path if selection[n.entry_id] == DIRECT]
-    calls: set[str] = set()
-    for i, n in enumerate(context):
-        failed = n.facts.get("failed")
-        if failed is None:
-            if n.facts.get("callId") in calls:
-                selection[n.entry_id] = DROPPED
-            continue
-        following = context[i + 1] if i + 1 < len(context) else None
-        if failed in ("error", "aborted") and following is not None and \
-                following.facts.get("interrupted"):
-            continue
-        selection[n.entry_id] = DROPPED
-        calls.update(c for c in n.facts.get("calls") or [] if isinstance(c, str))
+    """The answers Oh My Pi's buildSessionContext leaves out of the model context, in its order:
+    a retry's superseded attempt and an error turn with nothing in it; an answer of nothing but
+    tool calls none of which has a result in the context (stripped, then empty); then, from the
+    last message back, every other error or aborted answer unless the hidden interrupted-thinking
+    note follows it, with the results of its calls that come after it."""
+    dropped = {n.entry_id for n in path if selection[n.entry_id] == DIRECT
+               and n.facts.get("failed") in ("retry", "empty")}
+    context = [n for n in path if selection[n.entry_id] == DIRECT and n.entry_id not in dropped]
+    paired = {n.facts["callId"] for n in context if isinstance(n.facts.get("callId"), str)}
+    dropped |= {n.entry_id for n in context if n.facts.get("bare")
+                and not any(c in paired for c in n.facts.get("calls") or [])}
+    context = [n for n in context if n.entry_id not in dropped]
+    i = len(context) - 1
+    while i >= 0:
+        n = context[i]
+        if n.facts.get("failed") in ("error", "aborted") and not (
+                i + 1 < len(context) and context[i + 1].facts.get("interrupted")):
+            calls = set(n.facts.get("calls") or [])
+            dropped.add(n.entry_id)
+            gone = {m.entry_id for m in context[i + 1:] if m.facts.get("callId") in calls}
+            dropped |= gone
+            context = context[:i] + [m for m in context[i + 1:] if m.entry_id not in gone]
+        i -= 1
+    for entry_id in dropped:
+        selection[entry_id] = DROPPED
 
 
 def _first_kept(compaction: Node, loaded: list[Node], order: dict[str, int]) -> str | None:
