@@ -296,3 +296,53 @@ def test_subagents_of_subagents(pi_home: Any) -> None:
         [("session-parent", scout.session_id)]
     assert e.status(None)["skipped"] == []
     e.close()
+
+
+def test_live_appends_keep_oh_my_pis_states(pi_home: Any, tmp_path: Path) -> None:
+    """A live Oh My Pi session indexed after every append (an answer's calls, then their results,
+    failed answers, the interrupted note, a branch, a /clear): each time, the states equal those
+    of an index made from scratch (tree.compute, checked against Oh My Pi above)."""
+    b = SessionBuilder(pi_home.sessions, cwd="/work/live", omp_title="live")
+    e = engine(pi_home.index)
+
+    def call(n: int) -> tuple[str, str, dict[str, Any]]:
+        return (f"c{n}", "bash", {"command": f"step {n}"})
+
+    steps: list[Any] = [
+        lambda: b.user("start"),
+        lambda: b.assistant(tool_calls=[call(1)]),            # bare, waiting for its result
+        lambda: b.tool_result("c1", "bash", "one"),           # ...which brings it back
+        lambda: (b.assistant(tool_calls=[call(2)]), b.tool_result("c2", "bash", "two")),
+        lambda: b.assistant("thinking aloud", tool_calls=[call(3)]),  # not bare: stays
+        lambda: b.tool_result("c3", "bash", "three"),
+        lambda: b.assistant(tool_calls=[call(4)], stop_reason="aborted"),
+        lambda: b.tool_result("c4", "bash", "aborted", is_error=True),  # a failed answer's
+        lambda: b.assistant("half an answer", error="overloaded"),
+        lambda: b.assistant(tool_calls=[call(5)]),            # bare between the failed and...
+        lambda: b.custom_message("interrupted-thinking", "cut off", display=False),
+        lambda: b.tool_result("c5", "bash", "five"),          # ...back: the failed one goes
+        lambda: b.user("again"),
+        lambda: b.branch(b.ids[-3]),
+        lambda: b.assistant(tool_calls=[call(6)]),
+        lambda: b.append("reset_boundary", {}),
+        lambda: b.assistant(tool_calls=[call(7)]),
+        lambda: b.tool_result("c7", "bash", "seven"),
+        lambda: b.assistant("done"),
+    ]
+
+    def states(x: Any) -> dict[str, tuple[str, str]]:
+        return {r["entry_id"]: (r["branch_state"], r["selection_state"]) for r in
+                x.reader().execute("SELECT entry_id, branch_state, selection_state FROM events")}
+
+    seen: set[str] = set()
+    for n, step in enumerate(steps):
+        step()
+        e.refresh()
+        fresh = engine(tmp_path / f"fresh-{n}.sqlite3")
+        fresh.refresh()
+        want = states(fresh)
+        fresh.close()
+        assert states(e) == want, f"after step {n}"
+        seen |= {s for _, s in want.values()}
+    assert {"direct", "dropped", "cleared", "not-selected"} <= seen
+    e.close()

@@ -164,9 +164,8 @@ def _extended(conn: sqlite3.Connection, sid: int, leaf: str | None, batch: Sessi
     if not new or not batch.has_ids or leaf is None or leaf.startswith("v1~"):
         return None
     # Entries that change earlier states, or their own: compactions; in Oh My Pi's files its
-    # /clear and every fact its replay depends on (tree._drop), results included: a result
-    # brings back an answer of bare calls that waited for it.
-    replay = tree.REPLAY_FACTS if source == "omp" else ()
+    # /clear and failed answers (tree._drop; bare calls and results: _omp_calls).
+    replay = ("failed", "interrupted") if source == "omp" else ()
     if new[0].parent_id != leaf or any(n.entry_type in ("compaction", "reset_boundary")
                                        or tree.skipped(n) or any(k in n.facts for k in replay)
                                        for n in new) or any(
@@ -178,7 +177,38 @@ def _extended(conn: sqlite3.Connection, sid: int, leaf: str | None, batch: Sessi
         return None
     selection = {n.entry_id: tree.DIRECT if tree.makes_context(n) else tree.NOT_APPLICABLE
                  for n in new}
+    if source == "omp" and not _omp_calls(conn, sid, new, selection):
+        return None
     return tree.States(new[-1].entry_id, {n.entry_id: tree.SELECTED for n in new}, selection, [])
+
+
+def _omp_calls(conn: sqlite3.Connection, sid: int, new: list[tree.Node],
+               selection: dict[str, str]) -> bool:
+    """Oh My Pi's tool calls on an append that continues the path, without recomputing the
+    session (a live session appends an answer's calls, then their results, at each step: 50 ms
+    each at 3,000 entries): a new answer of bare calls is dropped until their results come, and
+    an earlier one whose results come now is back in context. False (recompute) when a result
+    answers a failed answer's call, or an answer comes back into a session with failed ones
+    (whether those stay out depends on their neighbours)."""
+    results = {n.facts["callId"] for n in new if isinstance(n.facts.get("callId"), str)}
+    for n in new:
+        if n.facts.get("bare") and not results & set(n.facts.get("calls") or []):
+            selection[n.entry_id] = tree.DROPPED
+    if not results:
+        return True
+    back = []
+    for r in conn.execute("SELECT entry_id, facts FROM events WHERE sid = ? AND "
+                          "selection_state = ?", (sid, tree.DROPPED)):
+        facts = orjson.loads(r["facts"]) if r["facts"] else {}
+        if results & set(facts.get("calls") or []):
+            if "failed" in facts:
+                return False
+            back.append((tree.DIRECT, sid, r["entry_id"]))
+    if back and conn.execute("SELECT 1 FROM events WHERE sid = ? AND facts LIKE '%\"failed\"%' "
+                             "LIMIT 1", (sid,)).fetchone():
+        return False
+    conn.executemany("UPDATE events SET selection_state = ? WHERE sid = ? AND entry_id = ?", back)
+    return True
 
 
 def _update_states(conn: sqlite3.Connection, sid: int, old: list[tree.Node],
