@@ -49,6 +49,9 @@ describe('kinds', () => {
     assert.equal(kindTag('tool.result', 'bash', true), 'result! bash');
     assert.equal(kindTag('tool.call', 'read'), 'call read');
     assert.equal(kindTag('summary.branch'), 'branch summary');
+    assert.equal(kindTag('python.output', 'python', true), 'python-out!');
+    assert.equal(kindIcon('python.code', true), 'error');
+    assert.equal(kindTag('file.mention'), 'mention');
   });
 });
 
@@ -152,6 +155,11 @@ describe('status bar', () => {
     assert.equal(statusBarText({ kind: 'indexing', percentage: 30 }).text, '$(sync~spin) Pi Events: indexing 30%');
     assert.equal(statusBarText({ kind: 'installing' }).text, '$(loading~spin) Pi Events: installing the server');
     assert.match(statusBarText({ kind: 'stopped', reason: 'server not installed' }).tooltip, /not installed/);
+  });
+  it('names the agents that wrote the sessions when Oh My Pi wrote some', () => {
+    assert.doesNotMatch(statusBarText({ kind: 'ready', status: { ...status, sessionsBySource: { pi: 12 } } }).tooltip, /sessions:/);
+    const both = statusBarText({ kind: 'ready', status: { ...status, sessionsBySource: { omp: 2, pi: 10 } } }).tooltip;
+    assert.match(both, /^sessions: Oh My Pi 2, Pi 10$/m);
   });
   it('abbreviates numbers', () => {
     assert.deepEqual([5, 999, 1000, 1500, 12_345, 2_500_000].map(compactNumber), ['5', '999', '1k', '1.5k', '12k', '2.5M']);
