@@ -187,6 +187,9 @@ def test_shapes_the_writer_does_not_make(pi_home: Any) -> None:
     child = SessionBuilder(folder, cwd="/work/proj", flat=True, omp_title="the fork",
                            header_extra={"parentSession": parent.session_id,
                                          "additionalDirectories": ["/work/lib"]})
+    older = SessionBuilder(folder, cwd="/work/proj", flat=True,
+                           header_extra={"title": "  an older   Oh My Pi file "})
+    older.user("before the title record existed")
     child.append("archive", {"reason": "done"})
     child.append("mcp_tool_selection", {"tools": ["github"]})
     child.append("some_future_type", {"text": "must not be searchable"})
@@ -209,7 +212,7 @@ def test_shapes_the_writer_does_not_make(pi_home: Any) -> None:
     back = e.trace(f"pi-event:{parent.session_id}/{p1}", ALL)
     assert [(x["relation"], x.get("sessionId")) for x in back["lineage"]] == \
         [("session-child", child.session_id)]
-    assert e.status(None)["sessionsBySource"] == {"omp": 2}
+    assert e.status(None)["sessionsBySource"] == {"omp": 3}
     listed = {x["sessionId"]: x for x in e.sessions(Filters(), ALL)["sessions"]}
     assert listed[child.session_id]["parentSession"] == str(parent.path)
 
@@ -217,7 +220,8 @@ def test_shapes_the_writer_does_not_make(pi_home: Any) -> None:
         return {r["session_id"]: r["name"] for r in e.reader().execute(
             "SELECT session_id, name FROM sessions")}
 
-    assert names() == {parent.session_id: "first title", child.session_id: "the fork"}
+    assert names() == {parent.session_id: "first title", child.session_id: "the fork",
+                       older.session_id: "an older Oh My Pi file"}
     size = parent.path.stat().st_size
     parent.retitle("caching, renamed")
     assert parent.path.stat().st_size == size

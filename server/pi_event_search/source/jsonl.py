@@ -319,5 +319,5 @@ def header_title(header: dict[str, Any]) -> str | None:
 def header_source(header: dict[str, Any]) -> str:
     """Which agent wrote the file: "omp" (Oh My Pi: a title record, or its header fields) or
     "pi"."""
-    omp_fields = ("titleSource", "additionalDirectories", "previousSessionFiles")
+    omp_fields = ("title", "titleSource", "additionalDirectories", "previousSessionFiles")
     return "omp" if TITLE_SLOT in header or any(k in header for k in omp_fields) else "pi"
