@@ -350,3 +350,26 @@ def test_live_appends_keep_oh_my_pis_states(pi_home: Any, tmp_path: Path) -> Non
         seen |= {s for _, s in want.values()}
     assert {"direct", "dropped", "cleared", "not-selected"} <= seen
     e.close()
+
+
+def test_a_title_record_alone_is_not_a_session_yet(pi_home: Any) -> None:
+    """Oh My Pi writes the title record and the header together, but a reader can come between:
+    the file waits, with its reason, and is a session once the header is complete."""
+    folder = pi_home.sessions / "-proj"
+    folder.mkdir(parents=True)
+    path = folder / "2026-09-20T10-00-00-000Z_01a2436e-0000-7000-8000-000000000001.jsonl"
+    slot = SessionBuilder.title_slot("half written", "2026-09-20T10:00:00.000Z")
+    header = SessionBuilder.dumps({"type": "session", "version": 3,
+                                   "id": "01a2436e-0000-7000-8000-000000000001",
+                                   "timestamp": "2026-09-20T10:00:00.000Z", "cwd": "/work/proj"})
+    path.write_bytes(slot + header[:40])
+    e = engine(pi_home.index)
+    e.refresh()
+    skipped = e.status(None)["skipped"]
+    assert [(s["path"], s["reason"]) for s in skipped] == \
+        [(str(path), "header line after the title record not complete yet")]
+    path.write_bytes(slot + header + b"\n")
+    e.refresh()
+    status = e.status(None)
+    assert status["skipped"] == [] and status["sessionsBySource"] == {"omp": 1}
+    e.close()
