@@ -41,6 +41,7 @@ for _p in (REPO / "tests" / "multiproc", REPO / "tests", HERE):
 import pytest  # noqa: E402 - the unit test's MonkeyPatch injects the bulk load's faults
 import test_disk_full as disk  # noqa: E402
 import test_open_faults as opening  # noqa: E402
+import test_stopped_mid_pass as mid_pass  # noqa: E402
 from corpus import generate, parse_size  # noqa: E402
 from crowd import SERVE, WORD, fresh_home, history  # noqa: E402
 from lspclient import LspClient, RpcError  # noqa: E402
@@ -339,6 +340,21 @@ def missing_pi_dir(tmp: Path) -> Run:
     return out
 
 
+# -- a writer stopped mid-pass -------------------------------------------------------------------
+def _stopped_mid_first_index(size: str) -> Callable[[Path], Run]:
+    def run(tmp: Path) -> Run:
+        """tests/multiproc/test_stopped_mid_pass.py's scenario on a `size` corpus: server A is
+        stopped 1 s into its first index, B beside it; an append. Times from the SIGSTOP."""
+        out = mid_pass.stopped_mid_pass(tmp, size)
+        sessions, events, fragments = out.pop("counts")
+        out.pop("manifest")
+        out.pop("index")
+        out["heal_s"] = out["append_s"]
+        out["sessions"], out["events"], out["fragments"] = sessions, events, fragments
+        return out
+    return run
+
+
 # -- bounded waits -----------------------------------------------------------------------------
 REINDEX_BURST = 8
 
@@ -403,6 +419,7 @@ def _reindex_during_first_index(size: str) -> Callable[[Path], Run]:
 
 FAULTS: dict[str, Callable[[Path], Run]] = {
     "stopped_writer": stopped_writer,
+    "stopped_mid_first_index": _stopped_mid_first_index("200M"),
     "failed_bulk_load": failed_bulk_load,
     "corrupt_header": _damaged(opening._garbage_header),
     "corrupt_pages": _damaged(opening._garbage_pages),

@@ -144,8 +144,10 @@ def newest_token(m: dict[str, Any]) -> str:
 
 
 def cold(m: dict[str, Any], index: Path) -> dict[str, Any]:
-    for suffix in ("", "-wal", "-shm", ".fts-load.sqlite3"):
+    for suffix in ("", "-wal", "-shm"):
         Path(f"{index}{suffix}").unlink(missing_ok=True)
+    for side in index.parent.glob(f"{index.name}.fts-load*"):  # any lease's side file
+        side.unlink(missing_ok=True)
     token = newest_token(m)
     src = sum(p.stat().st_size for p in Path(m["sessions_dir"]).glob("*/*.jsonl"))
     t0 = time.perf_counter()

@@ -59,8 +59,10 @@ def engine_env(path: str, corpus: Path, index: Path, m: dict[str, Any]) -> dict[
 def cold_index(path: str, corpus: Path, index: Path, m: dict[str, Any], src: int
                ) -> dict[str, Any]:
     """The engine's CLI indexes an emptied index of the corpus (run.py's cold index)."""
-    for suffix in ("", "-wal", "-shm", ".fts-load.sqlite3"):
+    for suffix in ("", "-wal", "-shm"):
         Path(f"{index}{suffix}").unlink(missing_ok=True)
+    for side in index.parent.glob(f"{index.name}.fts-load*"):  # any lease's side file
+        side.unlink(missing_ok=True)
     load = round(os.getloadavg()[0], 2)
     r = measured([sys.executable, "-m", "pi_event_search", "index"],
                  dict(engine_env(path, corpus, index, m), PIES_INDEX_STATS="1"))

@@ -231,6 +231,32 @@ class SessionBuilder:
         return self.append("custom_message",
                            {"customType": custom_type, "content": content, "display": display})
 
+    # Pi 1.x: the shapes of docs/session-format.md in @earendil-works/pi-coding-agent 1.6.0
+    def system(self, sections: dict[str, str | None], *, added: list[str] | None = None,
+               removed: list[str] | None = None, content: str = "") -> str:
+        """A system message: prompt sections (null removes one) and the tools added or removed."""
+        message: dict[str, Any] = {"role": "system", "content": content, "sections": sections}
+        if added:
+            message["toolsAdded"] = [{"name": n, "description": f"The {n} tool.",
+                                      "parameters": {"type": "object", "properties": {}}}
+                                     for n in added]
+        if removed:
+            message["toolsRemoved"] = [{"name": n} for n in removed]
+        return self.message(message)
+
+    def context_edit(self, target: str, replacement: Any) -> str:
+        """An edit of `target`'s part of the model context: None removes it, else its content."""
+        return self.append("context_edit", {
+            "targetId": target,
+            "replacement": None if replacement is None else {"content": replacement}})
+
+    def usage(self, kind: str = "cache_warm", total: int = 50000) -> str:
+        return self.append("usage", {
+            "kind": kind, "provider": "anthropic", "model": "claude-sonnet-4-5",
+            "usage": {"input": 0, "output": 0, "cacheRead": total, "cacheWrite": 0,
+                      "totalTokens": total, "cost": {"input": 0, "output": 0, "cacheRead": 0.015,
+                                                     "cacheWrite": 0, "total": 0.015}}})
+
     def fork(self, sessions_dir: Path, cwd: str | None = None, *, upto: str | None = None,
              **kw: Any) -> SessionBuilder:
         """Pi's /fork: a new session holding the root..upto path with the same entry ids."""

@@ -1,12 +1,17 @@
-"""Test support shared by every suite: an isolated Pi home and tree checksums."""
+"""Test support shared by every suite: an isolated Pi home, tree checksums, Node 22 for Pi 1.x."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import socket
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+NODE22_MIN = (22, 19)  # Pi 1.x's engines field: on Node 20 its CLI does not even load
 
 
 @dataclass
@@ -41,3 +46,42 @@ def closed_index_env() -> dict[str, str]:
     return {"PIP_INDEX_URL": f"http://127.0.0.1:{port}/simple", "PIP_EXTRA_INDEX_URL": "",
             "PIP_FIND_LINKS": "", "PIP_CONFIG_FILE": os.devnull, "PIP_NO_CACHE_DIR": "1",
             "PIP_RETRIES": "0", "PIP_TIMEOUT": "3"}
+
+
+def _node_version(node: str) -> tuple[int, ...] | None:
+    try:
+        out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30,
+                             check=False).stdout.strip()
+        return tuple(int(p) for p in out.lstrip("v").split("."))
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+
+
+def node22_bin() -> Path | None:
+    """The bin directory of a Node that runs Pi 1.x (>= 22.19): the one scripts/setup.d/
+    15-node22.sh installs into $PI_EVENT_SEARCH_TOOLS/node22 (default: the checkout's .tools),
+    else the system's node when it is new enough; None when there is neither."""
+    tools = Path(os.environ.get("PI_EVENT_SEARCH_TOOLS") or REPO / ".tools")
+    candidates = [tools / "node22" / "bin" / "node"]
+    system = shutil.which("node")
+    if system is not None:
+        candidates.append(Path(system))
+    for node in candidates:
+        version = _node_version(str(node)) if node.is_file() else None
+        if version is not None and version[:2] >= NODE22_MIN:
+            return node.parent
+    return None
+
+
+def node22_env(env: dict[str, str] | None = None) -> dict[str, str] | None:
+    """`env` (default: this process's) with Node 22's bin directory first on PATH, so that `node`
+    (and npm, which runs under the first node on PATH) is one Pi 1.x runs on; None without one."""
+    bin_dir = node22_bin()
+    if bin_dir is None:
+        return None
+    base = dict(os.environ if env is None else env)
+    return {**base, "PATH": f"{bin_dir}{os.pathsep}{base.get('PATH', '')}"}
+
+
+NODE22_MISSING = ("no Node >= 22.19 for Pi 1.x: run scripts/setup.d/15-node22.sh (installs it "
+                  "into $PI_EVENT_SEARCH_TOOLS/node22)")

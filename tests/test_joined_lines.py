@@ -152,7 +152,7 @@ def _v1_files(sessions: Path) -> list[Path]:
 def test_joined_lines_take_no_part_in_the_states_pi_gives(pi_home: PiHome, tmp_path: Path) -> None:
     """On Pi-written files (v3) and v1/v2 files, with a joined line at a plain message, before a
     compaction, at an entry with children and at the end: the joined objects are `unknown`, every
-    other entry has the states Pi 0.73.1's SessionManager.open() and buildSessionContext() give."""
+    other entry has the states Pi's SessionManager.open() and its context give (Pi 1.6)."""
     from piwriter import open_with_pi, write_pi_sessions
 
     source = tmp_path / "pi"

@@ -50,12 +50,14 @@ def _walk(e: Engine, query: str, limit: int, upto: int | None = None,
 
 
 def _visible_matches(e: Engine, match: str) -> set[str]:
-    """Every visible event with a fragment FTS5 matches, straight from the index."""
+    """Every visible event with a fragment FTS5 matches in its words as written (the text and
+    meta columns: identifier parts alone make partial hits only), straight from the index."""
     where, params = SCOPE.event_sql(None)
     rows = e.conn.execute(
         "SELECT DISTINCT s.session_id || '/' || e.entry_id AS ref FROM fts "
         "JOIN fragments f ON f.fid = fts.rowid JOIN events e ON e.eid = f.eid "
-        f"JOIN sessions s ON s.sid = e.sid WHERE fts MATCH ? AND {where}", [match, *params])
+        f"JOIN sessions s ON s.sid = e.sid WHERE fts MATCH ? AND {where}",
+        [f"{{text meta}} : ({match})", *params])
     return {"pi-event:" + r["ref"] for r in rows}
 
 

@@ -102,7 +102,7 @@ def test_a_fault_at_each_step_of_a_bulk_load_releases_everything(
             e.refresh()
         assert hits, f"the pass never reached {site}"
         assert _worker_children() == [], "a full-text worker outlived its pass"
-        side = Path(f"{e.index_path}.fts-load.sqlite3")
+        side = ftsload.side_path(e.conn)
         fd = locks.try_lock(side)
         assert fd is not None, "the side file is still locked"
         locks.unlock(fd)

@@ -45,7 +45,7 @@ def _expected(texts: dict[str, str], words: list[str], prefix: str) -> set[str]:
 
 
 def _found(e, query: str) -> set[str]:
-    page = e.search(query, _filters(), ALL, limit=200, prefix_last=True)
+    page = e.search(query, _filters(), ALL, limit=200, prefix_last=True, exact=True)
     assert page.next_cursor is None
     return {h["entryId"] for h in page.hits}
 

@@ -220,8 +220,14 @@ def test_exact_identifiers_and_paths_still_match(inflections):
 
 def test_inflections_through_the_cli(inflections):
     _, ids = inflections
-    data = cli_json("search", "--all", "updated lockfile")
+    data = cli_json("search", "--all", "--exact", "updated lockfile")
     assert [h["entryId"] for h in data["hits"]] == [ids["failed"]]
+    data = cli_json("search", "--all", "updated lockfile")  # then the partial hits, marked
+    assert data["hits"][0]["entryId"] == ids["failed"] and data["hits"][0]["missing"] == []
+    # the question holding "lockfile" has "updated" from its answer (its turn), said so
+    assert {h["entryId"]: (h["missing"], h["context"] and h["context"]["entryId"])
+            for h in data["hits"][1:]} == {ids["fails"]: ([], ids["failed"]),
+                                           ids["updating"]: (["lockfile"], None)}
     data = cli_json("search", "--all", "tested")
     assert {h["entryId"] for h in data["hits"]} == {ids["testing"], ids["tests"], ids["call"]}
 

@@ -55,7 +55,7 @@ def test_by_session_is_the_event_level_search_regrouped(pi_home, tmp_path):
         want = e.search_groups("error", Filters(), Scope.of([c.root]), limit=4)
         assert cli_json("search", "error", "--by-session", *root, "--limit", "4") == {
             "sessions": json.loads(json.dumps(want.groups)), "nextCursor": want.next_cursor,
-            "indexing": None}
+            "didYouMean": None, "indexing": None}
     finally:
         e.close()
     rc, out, err = cli("search", "error", "--by-session", *root, "--limit", "3")

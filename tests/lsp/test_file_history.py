@@ -5,7 +5,6 @@ write argument shapes), and on the scenario sessions of tests/piwriter/write-ses
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from lsprotocol import types as t
 from pygls.exceptions import JsonRpcException
 
 from builder import SessionBuilder
-from piwriter import PIWRITER_DIR, by_scenario, piwriter_unavailable, write_pi_sessions
+from piwriter import by_scenario, piwriter_unavailable, run_piwriter, write_pi_sessions
 from support import PiHome
 
 FINAL = [
@@ -42,11 +41,8 @@ def world(pi_home: PiHome, tmp_path: Path) -> dict[str, Any]:
     (proj / "src" / "ws.ts").write_text("\n".join(FINAL) + "\n")
     (other / "src" / "ws.ts").write_text("\n".join(FINAL) + "\n")
     out = tmp_path / "file-history.json"
-    proc = subprocess.run(
-        ["node", str(PIWRITER_DIR / "write-file-history.mjs"), str(pi_home.sessions), str(proj),
-         str(other), str(outside), str(link), str(out)],
-        cwd=PIWRITER_DIR, capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stderr
+    run_piwriter("write-file-history.mjs", str(pi_home.sessions), str(proj), str(other),
+                 str(outside), str(link), str(out))
     oracle: dict[str, Any] = json.loads(out.read_text())
     return {"tmp": tmp_path, "proj": proj, "other": other, "file": proj / "src" / "ws.ts",
             **oracle}

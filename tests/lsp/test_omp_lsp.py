@@ -33,16 +33,19 @@ async def test_oh_my_pi_sessions(start, pi_home, tmp_path):
     assert (fix["kind"], fix["branchState"], fix["selectionState"]) == \
         ("user.text", "selected", "cleared")
     assert fix["sessionName"] == "Flaky websocket reconnect"
-    changelog = await _ask(client, "piEvents/search", {"query": "changelog reconnect fix"})
+    changelog = await _ask(client, "piEvents/search", {"query": "changelog reconnect fix",
+                                                         "match": "all"})
     assert [(h["entryId"], h["selectionState"]) for h in changelog["hits"]
             if h["sessionId"] == main["sessionId"]][:1] == [(m["afterReset"], "direct")]
-    abandoned = await _ask(client, "piEvents/search", {"query": "pinning the port"})
+    abandoned = await _ask(client, "piEvents/search", {"query": "pinning the port",
+                                                         "match": "all"})
     assert [(h["entryId"], h["branchState"], h["selectionState"]) for h in abandoned["hits"]] == \
         [(m["alternate"], "alternate", "not-selected")]
-    python = await _ask(client, "piEvents/search", {"query": "print sum range"})
+    python = await _ask(client, "piEvents/search", {"query": "print sum range",
+                                                       "match": "all"})
     assert [(h["entryId"], h["kind"], h["toolName"]) for h in python["hits"]] == \
         [(m["python"], "python.code", "python")]
-    assert (await _ask(client, "piEvents/search", {"query": PIN_HASH}))["hits"] == []
+    assert (await _ask(client, "piEvents/search", {"query": PIN_HASH, "match": "any"}))["hits"] == []
 
     read = await _ask(client, "piEvents/read", {"ref": f"pi-event:{main['sessionId']}/{m['prompt']}",
                                                 "order": "branch", "after": 2})
@@ -52,7 +55,8 @@ async def test_oh_my_pi_sessions(start, pi_home, tmp_path):
     assert [o["reason"] for o in read["omitted"]] == ["image (in Oh My Pi's blob store)"]
     assert [n["entryId"] for n in read["neighbours"]["after"]] == [m["call"], m["result"]]
 
-    task = await _ask(client, "piEvents/search", {"query": "callers scheduleReconnect"})
+    task = await _ask(client, "piEvents/search", {"query": "callers scheduleReconnect",
+                                                     "match": "all"})
     assert {(h["sessionId"], h["kind"]) for h in task["hits"]} >= {
         (sub["sessionId"], "session.task"), (sub["sessionId"], "user.text")}
     trace = await _ask(client, "piEvents/trace",

@@ -180,5 +180,8 @@ async def test_inflections_exact_first_and_phrases_exact(start, pi_home, tmp_pat
     assert res["hits"][1]["snippet"][slice(*res["hits"][1]["matches"][-1])] == "fails"
     res = await request(client, "piEvents/search", {"query": '"build fail"'})
     assert res["hits"] == []
-    res = await request(client, "piEvents/search", {"query": "failing lockfiles"})
+    res = await request(client, "piEvents/search", {"query": "failing lockfiles", "match": "all"})
     assert [h["entryId"] for h in res["hits"]] == [fails]
+    res = await request(client, "piEvents/search", {"query": "failing lockfiles"})  # then partial
+    assert [(h["entryId"], h["missing"]) for h in res["hits"]] == [(fails, []),
+                                                                   (failed, ["lockfiles"])]

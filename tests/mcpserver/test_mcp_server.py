@@ -143,6 +143,12 @@ async def test_search_read_trace_sessions(pi_home, tmp_path):
         assert traced.splitlines()[1].startswith(f"trace {hit}")
         assert "parent: pi-event:" in traced and "toward leaf:" in traced
 
+        # "flaky" is only in the first prompt; the other events are partial hits, said as such
+        partial = await ok(c, "event_search", {"query": "reconnect ECONNRESET flaky"})
+        assert "(partial: matched 2 of 3 words; missing: flaky)" in partial, partial
+        assert "No events match" in await ok(c, "event_search", {"query": "reconnect ECONNRESET flaky",
+                                                                  "exact": True})
+
         listed = await ok(c, "event_sessions", {})
         assert "1 session (" in listed and a.session_id in listed and b.session_id not in listed
         first = REF.findall(listed)[0]
@@ -209,6 +215,7 @@ async def test_bad_arguments_are_clear_tool_errors(pi_home, tmp_path):
             ("event_search", {"query": 5}, "query must be a string"),
             ("event_search", {"query": "x" * 5000}, "Query too long"),
             ("event_search", {"query": "x", "groupBy": "day"}, "groupBy"),
+            ("event_search", {"query": "x", "exact": "yes"}, "exact must be true or false"),
             ("event_search", {"query": "x", "kinds": ["nonsense"]}, "kinds must be a list of"),
             ("event_search", {"query": "x", "roots": ["/"]}, "unknown argument roots"),
             ("event_search", {}, "query is required"),

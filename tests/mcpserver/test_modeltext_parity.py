@@ -27,9 +27,13 @@ SCRIPT = Path(__file__).with_name("format-parity.ts")
 def _history(sessions: Path, cwd: str) -> None:
     sb = SessionBuilder(sessions, cwd)
     sb.session_info("the kangaroo build")
+    sb.system({"preamble": "You are a kangaroo coding assistant."}, added=["read", "bash"])
     first = sb.user("why does the kangaroo build fail?\nsee the log below")
-    sb.assistant(tool_calls=[("c1", "bash", {"command": "make kangaroo"})])
-    sb.tool_result("c1", "bash", "error: kangaroo.c:12: undefined reference\n" * 40, is_error=True)
+    call = sb.assistant(tool_calls=[("c1", "bash", {"command": "make kangaroo"})])
+    failed = sb.tool_result("c1", "bash", "error: kangaroo.c:12: undefined reference\n" * 40,
+                            is_error=True)
+    sb.context_edit(failed, None)  # Pi 1.x: out of the model context; its read says so
+    sb.context_edit(call, "ran make kangaroo")
     fork_at = sb.assistant("the kangaroo linker flags are wrong")
     sb.user("try the other kangaroo fix")
     sb.branch(fork_at)
@@ -55,20 +59,28 @@ def test_same_text_as_the_pi_tools(pi_home, tmp_path):
     scope = Scope.of(None)
     cases: list[dict[str, Any]] = []
     mine: list[str] = []
-    for query in ("kangaroo", "kangaroo fix", "undefined reference", ""):
+    # partial hits (no event holds "makefile linker" with "kangaroo target") and a corrected word
+    queries = ("kangaroo", "kangaroo fix", "undefined reference", "", "kangaroo linker makefile",
+               "kangaroo makefle")
+    for query in queries:
         for max_chars in (12000, 900, 500):
             page = engine.search(query, Filters(), scope, limit=200)
             assert page.next_cursor is None
             view = {"query": query, "root": cwd, "current": False, "maxChars": max_chars}
             cases.append({"kind": "search", "result": {"hits": page.hits, "nextCursor": None,
+                                                       "didYouMean": page.did_you_mean,
                                                        "indexing": None}, **view})
             mine.append(modeltext.search(page.hits, None, None, query=query, root=cwd,
-                                         current=False, max_chars=max_chars).text)
+                                         current=False, max_chars=max_chars,
+                                         did_you_mean=page.did_you_mean).text)
             groups = engine.search_groups(query, Filters(), scope, limit=200)
             cases.append({"kind": "groups", "result": {"sessions": groups.groups,
-                                                       "nextCursor": None, "indexing": None}, **view})
+                                                       "nextCursor": None,
+                                                       "didYouMean": groups.did_you_mean,
+                                                       "indexing": None}, **view})
             mine.append(modeltext.groups(groups.groups, None, None, query=query, root=cwd,
-                                         current=False, max_chars=max_chars).text)
+                                         current=False, max_chars=max_chars,
+                                         did_you_mean=groups.did_you_mean).text)
     refs = sorted({h["ref"] for h in engine.search("", Filters(), scope, limit=200).hits})
     assert len(refs) > 10
     for ref in refs:
@@ -92,5 +104,10 @@ def test_same_text_as_the_pi_tools(pi_home, tmp_path):
     assert any("omitted:" in t for t in mine) and any("not shown" in t for t in mine)
     assert any("more session" in t and "not shown" in t for t in mine)
     assert any("alternate branch" in t for t in mine) and any("session-" in t for t in mine)
+    assert any("(partial: matched 2 of 3 words; missing: " in t for t in mine)
+    assert any('No recorded event holds "makefle"; searched for "makefile"' in t for t in mine)
+    assert any("context edit: removed from the model context" in t for t in mine)
+    assert any("edited out of the context" in t for t in mine)
+    assert any(" · replacement replaced" in t for t in mine)  # a context edit's metadata
     for case, ours, pi in zip(cases, mine, theirs["out"], strict=True):
         assert ours == pi, (case["kind"], case.get("query"), case["maxChars"])

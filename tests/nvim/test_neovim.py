@@ -252,6 +252,13 @@ def test_units(world: World) -> None:
         ["ünïcode", "PiEventsMatch"], ["fix the build · 2026-05-01 10:00:09", "PiEventsMeta"],
     ]
     assert out["entry"] == {"ref": "pi-event:S/E", "filename": "/s.jsonl", "lnum": 6}
+    # a partial hit: its marker between kind and snippet, and the match offsets still land
+    assert out["partial_display"].startswith("tool.result bash ! partial −bug  é… ENOENT")
+    assert out["partial_pieces"] == [
+        ["tool.result bash !", "PiEventsError"], ["partial −bug", "PiEventsPartial"],
+        ["ENOENT", "PiEventsMatch"], ["ünïcode", "PiEventsMatch"],
+        ["fix the build · 2026-05-01 10:00:09", "PiEventsMeta"],
+    ]
     # three quick keystrokes -> one request for the last prompt, with prefixLast
     assert out["debounced_requests"] == [{"query": "web", "limit": 5, "prefixLast": True}]
     # the cancelled request's late answer is dropped; the next one is delivered once
@@ -350,6 +357,11 @@ def test_search_finder_results_order_and_highlights(world: World, server_cmd: li
         assert entry["filename"] == world.facts["session_path"]
     assert shown[ref["u1"]]["lnum"] == world.facts["lines"]["u1"]
     assert all(world.facts["other_session"] not in e["ref"] for e in out["websocket"])
+    # a3 alone holds both words; a4 (zebrafish only) follows, marked partial in the row
+    partial = out["partial"]
+    assert partial[0] == {"ref": ref["a3"], "marks": []}, partial
+    assert {"ref": ref["a4"], "marks": ["partial −backoff"]} in partial[1:], partial
+    assert all(e["marks"] for e in partial[1:]), partial
     stale = out["stale"]
     assert stale["done"] == 1 and stale["requests"] == 3 and stale["cancelled"] == 2
     assert stale["delivered"] == [f"zebrafish {r}" for r in out["zebrafish"]]

@@ -2,6 +2,7 @@
  * Test-only Pi extension: a scripted model (pi-ai's faux provider) exposed to the real CLI as
  * provider "fake", model "fake-1". The script is a JSON file named by $PI_FAKE_SCRIPT:
  *   {"turns": [{"calls": [{"name": "event_search", "args": {...}}, ...]}, ..., {"text": "done"}]}
+ * (a turn {"error": "503 overloaded"} is a failed attempt, which Pi retries)
  * Placeholders in string arguments: "$SESSION" (the current session id) and "$REF" (the first
  * pi-event reference in the first event_search result of the latest batch). With $PI_FAKE_PROMPT_OUT
  * set, the system prompt of the first request is written there.
@@ -14,6 +15,8 @@ import { Type } from "typebox";
 interface Turn {
 	calls?: { name: string; args: Record<string, unknown> }[];
 	text?: string;
+	/** A failed attempt with this provider error (e.g. "503 overloaded": Pi 1.x retries it). */
+	error?: string;
 }
 
 /** The first reference in the first event_search result of the latest batch of tool results. */
@@ -28,6 +31,15 @@ function latestRef(context: Context): string {
 		if (found) return found[0];
 	}
 	return "pi-event:none/none";
+}
+
+/** The system prompt: Pi 0.73's `systemPrompt`, or Pi 1.x's system messages (content, sections). */
+function promptOf(context: Context): string {
+	const messages = context.messages as { role: string; content?: unknown; sections?: Record<string, string | null> }[];
+	const system = messages
+		.filter((m) => m.role === "system")
+		.flatMap((m) => [typeof m.content === "string" ? m.content : "", ...Object.values(m.sections ?? {})]);
+	return [context.systemPrompt ?? "", ...system].filter((s): s is string => typeof s === "string").join("\n");
 }
 
 export default function (pi: ExtensionAPI): void {
@@ -55,7 +67,8 @@ export default function (pi: ExtensionAPI): void {
 	faux.setResponses(
 		script.turns.map((turn, i) => (context: Context) => {
 			// What the model was told (the tools' snippets and guidelines), for the test to check.
-			if (i === 0 && process.env.PI_FAKE_PROMPT_OUT) writeFileSync(process.env.PI_FAKE_PROMPT_OUT, context.systemPrompt ?? "");
+			if (i === 0 && process.env.PI_FAKE_PROMPT_OUT) writeFileSync(process.env.PI_FAKE_PROMPT_OUT, promptOf(context));
+			if (turn.error) return fauxAssistantMessage([], { stopReason: "error", errorMessage: turn.error });
 			if (!turn.calls) return fauxAssistantMessage(turn.text ?? "done");
 			const calls = turn.calls.map((c) =>
 				fauxToolCall(c.name, Object.fromEntries(Object.entries(c.args).map(([k, v]) => [k, fill(v, context)]))),

@@ -1,5 +1,6 @@
-"""What the Pi end-to-end tests share: the pinned Pi CLI, and a project with an earlier session of
-its own and one of another directory (real-shaped JSONL from tests/builder.py)."""
+"""What the Pi end-to-end tests share: the pinned Pi CLIs (Pi 1.6 on Node 22, the reference; Pi
+0.73.1, the oldest supported, in one test), and a project with an earlier session of its own and
+one of another directory (real-shaped JSONL from tests/builder.py)."""
 
 from __future__ import annotations
 
@@ -17,10 +18,16 @@ from typing import IO, Any
 import pytest
 
 from builder import SessionBuilder
+from support import NODE22_MISSING, node22_bin
 
 REPO = Path(__file__).resolve().parents[2]
 EXT = REPO / "clients" / "pi"
-PI_PKG = EXT / "node_modules" / "@mariozechner" / "pi-coding-agent"
+# Pi 1.x is @earendil-works/pi-coding-agent; Pi up to 0.73.1 was @mariozechner/pi-coding-agent.
+# Both are pinned in clients/pi/package-lock.json (devDependencies).
+PI_PKGS = {"1.6": EXT / "node_modules" / "@earendil-works" / "pi-coding-agent",
+           "0.73": EXT / "node_modules" / "@mariozechner" / "pi-coding-agent"}
+PINNED = {"1.6": "1.6.0", "0.73": "0.73.1"}
+CLIS = {"1.6": "dist/bundle/cli.js", "0.73": "dist/cli.js"}
 FAKE_MODEL = Path(__file__).with_name("fake-model.ts")
 WORD = "zebracorn"
 RUN_TIMEOUT = 150  # a hung turn fails the test here instead of hanging the suite
@@ -71,15 +78,32 @@ class Rpc:
             self.proc.wait()
 
 
-def pi_cli() -> Path:
-    if shutil.which("node") is None:
+def pi_node(pi: str = "1.6") -> str:
+    """The node that runs this Pi: Node >= 22.19 for 1.x (tests/support.py node22_bin)."""
+    if pi == "1.6":
+        bin_dir = node22_bin()
+        if bin_dir is None:
+            pytest.skip(NODE22_MISSING)
+        return str(bin_dir / "node")
+    node = shutil.which("node")
+    if node is None:
         pytest.skip("node not found")
-    pkg = PI_PKG / "package.json"
+    return node
+
+
+def pi_cli(pi: str = "1.6") -> Path:
+    pkg = PI_PKGS[pi] / "package.json"
     if not pkg.exists():
-        pytest.skip("Pi is not installed in clients/pi/node_modules: run scripts/setup.d/50-pi.sh")
+        pytest.skip(f"Pi {PINNED[pi]} is not installed in clients/pi/node_modules: run "
+                    "scripts/setup.d/50-pi.sh")
     version = json.loads(pkg.read_text())["version"]
-    assert version == "0.73.1", f"clients/pi pins Pi 0.73.1, found {version}"
-    return PI_PKG / "dist" / "cli.js"
+    assert version == PINNED[pi], f"clients/pi pins Pi {PINNED[pi]}, found {version}"
+    return PI_PKGS[pi] / CLIS[pi]
+
+
+def pi_argv(pi: str = "1.6") -> list[str]:
+    """node and Pi's CLI: the start of every command line that runs Pi."""
+    return [pi_node(pi), str(pi_cli(pi))]
 
 
 @dataclass

@@ -1,14 +1,13 @@
-"""`/events` end to end with the real Pi 0.73.1 in RPC mode (no model, no key: commands run
+"""`/events` end to end with the real Pi 1.6 in RPC mode (no model, no key: commands run
 first). RPC has no custom components, so the extension falls back to `select`; the test answers
 it as a client would, and reads what reaches the editor (`set_editor_text`).
 """
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 
-from pihelp import EXT, WORD, Project, Rpc, pi_cli
+from pihelp import EXT, WORD, Project, Rpc, pi_argv
 
 from builder import SessionBuilder
 
@@ -17,7 +16,7 @@ def test_events_lists_this_projects_hit_and_inserts_its_reference(project: Proje
     # The session this Pi continues: it mentions the word too, and must not be listed.
     current = SessionBuilder(project.agent / "sessions", str(project.root))
     current.user(f"the current {WORD} question")
-    argv = [shutil.which("node") or "node", str(pi_cli()), "--mode", "rpc", "--offline",
+    argv = [*pi_argv(), "--mode", "rpc", "--offline",
             "-nc", "-e", str(EXT / "src" / "index.ts"), "--session", str(current.path)]
     proc = subprocess.Popen(argv, cwd=project.root / "sub", env=project.env(), text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -43,7 +42,7 @@ def test_events_lists_this_projects_hit_and_inserts_its_reference(project: Proje
 
 
 def test_events_with_no_hit_says_so_and_leaves_the_editor_alone(project: Project) -> None:
-    argv = [shutil.which("node") or "node", str(pi_cli()), "--mode", "rpc", "--offline",
+    argv = [*pi_argv(), "--mode", "rpc", "--offline",
             "-nc", "-e", str(EXT / "src" / "index.ts")]
     proc = subprocess.Popen(argv, cwd=project.root, env=project.env(), text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,

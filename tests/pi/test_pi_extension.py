@@ -1,6 +1,7 @@
-"""The Pi extension end to end: the real Pi 0.73.1 CLI (installed by scripts/setup.d/50-pi.sh),
-headless, with a scripted model (pi-ai's faux provider, tests/pi/fake-model.ts), our extension from
-clients/pi and the real server. Every assertion reads the session JSONL that Pi itself wrote.
+"""The Pi extension end to end: the real Pi 1.6 CLI on Node 22 (and 0.73.1 in one test; both
+installed by scripts/setup.d/50-pi.sh), headless, with a scripted model (pi-ai's faux provider,
+tests/pi/fake-model.ts), our extension from clients/pi and the real server. Every assertion reads
+the session JSONL that Pi itself wrote.
 """
 
 from __future__ import annotations
@@ -12,20 +13,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pihelp import EXT, FAKE_MODEL, RUN_TIMEOUT, WORD, Project, pi_cli
+import pytest
+from pihelp import EXT, FAKE_MODEL, RUN_TIMEOUT, WORD, Project, pi_argv, pi_node
 
 from builder import SessionBuilder, encoded_dir
 
 
 def run_pi(p: Project, turns: list[dict[str, Any]], prompt: str, path: str | None = None,
-           session_dir: Path | None = None, cwd: Path | None = None
+           session_dir: Path | None = None, cwd: Path | None = None, pi: str = "1.6"
            ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
     cwd = cwd or p.root
     script = p.tmp / "script.json"
     script.write_text(json.dumps({"turns": turns}))
     env = p.env(path) | {"PI_FAKE_SCRIPT": str(script),
                          "PI_FAKE_PROMPT_OUT": str(p.tmp / "system-prompt.txt")}
-    argv = [shutil.which("node") or "node", str(pi_cli()), "-p", "--offline", "-nc",
+    argv = [*pi_argv(pi), "-p", "--offline", "-nc",
             "-e", str(EXT / "src" / "index.ts"), "-e", str(FAKE_MODEL),
             "--provider", "fake", "--model", "fake-1", prompt]
     if session_dir is not None:
@@ -82,7 +84,10 @@ def text_of(result: dict[str, Any]) -> str:
     return "\n".join(c.get("text", "") for c in result["content"])
 
 
-def test_tools_search_read_trace_with_authorization_and_cutoff(project: Project) -> None:
+# Pi 1.6 (the reference) and 0.73.1, the oldest Pi this extension supports: this one end-to-end
+# test runs on both; every other one on 1.6.
+@pytest.mark.parametrize("pi", ["1.6", "0.73"])
+def test_tools_search_read_trace_with_authorization_and_cutoff(project: Project, pi: str) -> None:
     turns = [
         {"calls": [{"name": "event_search", "args": {"query": WORD}},
                    {"name": "event_search", "args": {"query": WORD, "sessionId": "$SESSION"}}]},
@@ -98,7 +103,7 @@ def test_tools_search_read_trace_with_authorization_and_cutoff(project: Project)
     ]
     # Pi works in a subdirectory: the root is the Git worktree root above it.
     done, entries = run_pi(project, turns, f"what happened with {WORD} before?",
-                           cwd=project.root / "sub")
+                           cwd=project.root / "sub", pi=pi)
     assert done.returncode == 0, done.stderr[-3000:]
     assert servers_using(project.tmp / "index.sqlite3") == [], "the server outlived Pi"
     prompt = (project.tmp / "system-prompt.txt").read_text()
@@ -196,7 +201,8 @@ def test_no_server_and_no_python_says_exactly_what_to_install(project: Project) 
     bare = project.tmp / "bare-bin"  # node and git only
     bare.mkdir()
     for tool in ("node", "git"):
-        (bare / tool).symlink_to(shutil.which(tool) or f"/usr/bin/{tool}")
+        found = pi_node() if tool == "node" else shutil.which(tool)
+        (bare / tool).symlink_to(found or f"/usr/bin/{tool}")
     turns = [{"calls": [{"name": "event_search", "args": {"query": WORD}}]}, {"text": "done"}]
     done, entries = run_pi(project, turns, "search please", path=str(bare))
     assert done.returncode == 0, done.stderr[-3000:]
@@ -271,3 +277,47 @@ def test_search_grouped_by_session_gives_each_sessions_top_hit(project: Project)
     # Neither the model's text nor the details Pi writes into the session carry the key.
     assert key not in text and key not in json.dumps(grouped["details"])
     assert "\x1b" not in json.dumps(grouped)
+
+
+def test_states_of_a_session_pi_16_wrote_in_real_turns_equal_pis(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real Pi 1.6 turns write what SessionManager scripts do not: the prompt as a system message
+    and its tool loadout, answers with a thinking level, the context edit of its own recovery from
+    a failed attempt. Every entry's states in the index equal
+    those Pi's own getBranch() and buildSessionProjection() give (tests/piwriter/states-of.mjs)."""
+    from pi_event_search.core.authz import Scope
+    from pi_event_search.service.engine import Engine
+    from piwriter import states_by_pi
+
+    # The first attempt fails with a provider error: Pi retries it, and takes the failed attempt
+    # out of the model context with a context edit of its own (its recovery).
+    turns = [{"error": "503 service overloaded"},
+             {"calls": [{"name": "bash", "args": {"command": f"echo {WORD} checked"}}]},
+             {"text": "done"}]
+    done, entries = run_pi(project, turns, f"check {WORD} once more")
+    assert done.returncode == 0, done.stderr[-3000:]
+    failed = [e["id"] for e in entries if (e.get("message") or {}).get("stopReason") == "error"]
+    edits = [e for e in entries if e["type"] == "context_edit"]
+    assert len(failed) == 1 and [(e["targetId"], e["replacement"]) for e in edits] == [
+        (failed[0], None)], "Pi's own recovery edit"
+    system = [e for e in entries if (e.get("message") or {}).get("role") == "system"]
+    assert system and system[0]["message"].get("toolsAdded"), "Pi 1.6 wrote its prompt"
+    assert any("thinkingLevel" in (e.get("message") or {}) for e in entries), "and the level"
+    files = sorted((project.agent / "sessions").rglob("*.jsonl"))
+    pis = states_by_pi(files, project.tmp / "states.json")
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(project.agent))
+    engine = Engine.open(project.tmp / "oracle-index.sqlite3", [])
+    try:
+        engine.refresh()
+        compared = 0
+        for pi in pis.values():
+            got = {r[0]: [r[1], r[2]] for r in engine.conn.execute(
+                "SELECT e.entry_id, e.branch_state, e.selection_state FROM events e "
+                "JOIN sessions s ON s.sid = e.sid WHERE s.session_id = ?", (pi["sessionId"],))}
+            assert got == pi["states"], pi["path"]
+            compared += len(got)
+        assert engine.read(f"{entries[0]['id']}/{failed[0]}", Scope.of(None))["event"][
+            "selectionState"] == "edited-out"
+        assert compared >= len(entries) - 1
+    finally:
+        engine.close()

@@ -1,4 +1,4 @@
-"""The extractor registry (issue 32) with the real Pi 0.73.1: eventSearch.extractors in Pi's global
+"""The extractor registry (issue 32) with the real Pi 1.6: eventSearch.extractors in Pi's global
 settings and a project's .pi/settings.json reach the server (initializationOptions.extractors);
 the project's entries add types and leave the user's as they are; an unregistered type is not found;
 a credential in custom data is masked in what the model gets."""

@@ -17,7 +17,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from pihelp import EXT, FAKE_MODEL, REPO, WORD, Rpc, pi_cli
+from pihelp import EXT, FAKE_MODEL, REPO, WORD, Rpc, pi_cli, pi_node
 
 from builder import SessionBuilder, encoded_dir
 from support import closed_index_env
@@ -44,7 +44,7 @@ def first_search(cli: Path, agent: Path, proj: Path, env: dict[str, str],
         {"calls": [{"name": "event_search", "args": {"query": WORD}}]}, {"text": "done"}]}))
     env.update(PI_FAKE_SCRIPT=str(script))
     # Our extension comes from the installed package; only the scripted model is added.
-    node = shutil.which("node") or "node"
+    node = pi_node()
     turn = subprocess.run([node, str(cli), "-p", "--offline", "-nc", "-e", str(FAKE_MODEL),
                            "--provider", "fake", "--model", "fake-1", "what about deploys?"],
                           env=env, cwd=proj, capture_output=True, text=True,
@@ -77,7 +77,7 @@ def test_pi_install_of_the_repository_then_the_first_search_installs_the_server(
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "XDG_", "VIRTUAL_ENV"))}
     env.update(HOME=str(home), PATH=clean_path())
     assert shutil.which("pi-event-search", path=env["PATH"]) is None
-    node = shutil.which("node") or "node"
+    node = pi_node()
 
     installed = subprocess.run([node, str(cli), "install", str(clone)], env=env, cwd=tmp_path,
                                capture_output=True, text=True, timeout=120)
@@ -148,7 +148,7 @@ def test_the_packed_npm_package_installs_its_server_without_the_package_index(tm
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PI_", "XDG_", "VIRTUAL_ENV", "PIP_"))}
     env.update(HOME=str(home), PATH=clean_path(), **closed_index_env())
-    node = shutil.which("node") or "node"
+    node = pi_node()
     installed = subprocess.run([node, str(cli), "install", str(pkg)], env=env, cwd=tmp_path,
                                capture_output=True, text=True, timeout=120)
     assert installed.returncode == 0, installed.stdout + installed.stderr

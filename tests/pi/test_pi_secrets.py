@@ -1,4 +1,4 @@
-"""Issue 30 with the real Pi 0.73.1: the tools' answers (text and `details`, as Pi writes them into
+"""Issue 30 with the real Pi 1.6: the tools' answers (text and `details`, as Pi writes them into
 the new session file) hold no planted credential, no control byte, and frame recorded text as data;
 no tool argument, project setting or project server command makes them reveal a value."""
 

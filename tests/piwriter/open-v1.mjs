@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Asks Pi 0.73.1 what it makes of v1 session files (no ids): SessionManager.open() migrates a
-// file in memory and rewrites it as v3, so each file is first copied and the copy is opened.
+// Asks Pi (pi.mjs: 1.6 unless PIWRITER_PI=0.73) what it makes of v1 session files (no ids):
+// SessionManager.open() migrates a file in memory and rewrites it as v3, so each file is first
+// copied and the copy is opened.
 //
 // Usage: node open-v1.mjs OUT.json FILE...
 // OUT.json: {"files": [{"path", "entries": n, "selected": [file positions, 0-based, header
@@ -10,7 +11,7 @@
 import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { SessionManager } from "@mariozechner/pi-coding-agent";
+import { SessionManager } from "./pi.mjs";
 import { mapContext } from "./context-map.mjs";
 
 const [out, ...files] = process.argv.slice(2);

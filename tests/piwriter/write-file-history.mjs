@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Writes the sessions of tests/lsp/test_file_history.py with Pi's own SessionManager
-// (@mariozechner/pi-coding-agent 0.73.1), using the argument shapes Pi's edit and write tools
+// (pi.mjs: Pi 1.6 unless PIWRITER_PI=0.73), using the argument shapes Pi's edit and write tools
 // accept (dist/core/tools/edit.js, write.js): edit {path, edits: [{oldText, newText}]}, the legacy
 // edit {path, oldText, newText}, edits sent as a JSON string, and write {path, content}.
 //
@@ -12,7 +12,7 @@
 
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { SessionManager } from "@mariozechner/pi-coding-agent";
+import { SessionManager } from "./pi.mjs";
 
 const [dir, proj, other, outside, link, out] = process.argv.slice(2);
 if (!out) {

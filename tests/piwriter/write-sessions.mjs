@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Writes genuine Pi session files with Pi's own SessionManager (@mariozechner/pi-coding-agent
-// 0.73.1; no LLM, no network), then writes an oracle of what Pi itself considers the selected
-// branch and the model context of every file written.
+// Writes genuine Pi session files with Pi's own SessionManager (pi.mjs: Pi 1.6 unless
+// PIWRITER_PI=0.73; no LLM, no network), then writes an oracle of what Pi itself considers the
+// selected branch, the model context and so the state of every entry of every file written.
 //
 // Usage: node write-sessions.mjs DIR OUT.json
 //
@@ -12,11 +12,14 @@
 // Oracle (OUT.json): {"pi_version", "sessions": [...]} with one record per file:
 //   path, scenario, sessionId, cwd, parentSession, entries (ids in file order, header excluded),
 //   leafId (last entry: what Pi resumes from), selected (getBranch() ids, root..leaf),
-//   context (for each message of buildSessionContext().messages, the id of the entry it came
-//   from), contextRoles, thinkingLevel, model, roots (getTree() root ids), labels
-//   ({targetId: label}), name (getSessionName()), marks ({symbolic name: entry id}), notes.
-// selected/context are computed on a fresh SessionManager.open(path), i.e. from the file alone,
-// exactly as Pi sees it when resuming that file.
+//   context (for each model-context message, the id of the entry it came from), contextRoles,
+//   thinkingLevel, model, roots (getTree() root ids), labels ({targetId: label}),
+//   name (getSessionName()), marks ({symbolic name: entry id}), notes, and
+//   states ({entry id: [branchState, selectionState]}, see `states` below).
+// Everything is computed on a fresh SessionManager.open(path), i.e. from the file alone, exactly
+// as Pi sees it when resuming that file. The context comes from Pi 1.6's buildSessionProjection()
+// (each message with its source entry), or for 0.73.1 from buildSessionContext() mapped back to
+// entries (context-map.mjs).
 //
 // Ids and timestamps are Pi's own (random ids, wall clock); all texts are fixed. After each
 // append the script waits for the millisecond clock to move, so entry timestamps strictly
@@ -24,8 +27,9 @@
 
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { mapContext } from "./context-map.mjs";
+import { states } from "./oracle.mjs";
+import { PI, PI_VERSION, pi, SessionManager } from "./pi.mjs";
 
 const [dirArg, outArg] = process.argv.slice(2);
 if (!dirArg || !outArg) {
@@ -34,13 +38,7 @@ if (!dirArg || !outArg) {
 }
 const ROOT = resolve(dirArg);
 mkdirSync(ROOT, { recursive: true });
-
-const PI_VERSION = JSON.parse(
-  readFileSync(
-    new URL("./node_modules/@mariozechner/pi-coding-agent/package.json", import.meta.url),
-    "utf8",
-  ),
-).version;
+const V16 = PI === "1.6";
 
 // ---------------------------------------------------------------------------------------------
 // helpers
@@ -80,8 +78,8 @@ function ticking(sm) {
   });
 }
 
-function create(cwd) {
-  return ticking(SessionManager.create(cwd, sessionDirFor(cwd)));
+function create(cwd, options = undefined) {
+  return ticking(SessionManager.create(cwd, sessionDirFor(cwd), options));
 }
 
 const usage = {
@@ -149,6 +147,10 @@ function record(file, scenario, marks = {}, notes = undefined) {
   const entries = sm.getEntries();
   const path = sm.getBranch();
   const ctx = sm.buildSessionContext();
+  const projected = V16 ? sm.buildSessionProjection() : null;
+  const context = projected
+    ? projected.entries.flatMap((p) => p.messages.map(() => p.sourceEntry.id))
+    : mapContext(path, ctx.messages);
   const labels = {};
   for (const e of entries) {
     const l = sm.getLabel(e.id);
@@ -165,7 +167,7 @@ function record(file, scenario, marks = {}, notes = undefined) {
     entries: entries.map((e) => e.id),
     leafId: sm.getLeafId(),
     selected: path.map((e) => e.id),
-    context: mapContext(path, ctx.messages),
+    context,
     contextRoles: ctx.messages.map((m) => m.role),
     thinkingLevel: ctx.thinkingLevel,
     model: ctx.model,
@@ -173,6 +175,7 @@ function record(file, scenario, marks = {}, notes = undefined) {
     labels,
     name: sm.getSessionName() ?? null,
     marks,
+    states: states(sm, V16),
     ...(notes ? { notes } : {}),
   });
 }
@@ -454,8 +457,10 @@ function record(file, scenario, marks = {}, notes = undefined) {
   record(source, "f-fork-source", m);
   record(fork, "f-fork", fm, [
     "createBranchedSession drops label entries from the copied path and re-creates them at the end;",
-    "copied entries keep their parentId, so U2 points at the dropped label L1 (absent here) and",
-    "Pi's getBranch/buildSessionContext stop there.",
+    V16
+      ? "Pi 1.6 re-chains the path around them (U2's parent becomes A1)."
+      : "copied entries keep their parentId, so U2 points at the dropped label L1 (absent here) and " +
+        "Pi's getBranch/buildSessionContext stop there.",
   ].join(" "));
 }
 
@@ -493,7 +498,14 @@ function record(file, scenario, marks = {}, notes = undefined) {
   record(sm.getSessionFile(), "g-long-5mib-tool-result", m, `toolResult text is ${big.length} chars`);
 }
 
-writeFileSync(resolve(outArg), `${JSON.stringify({ pi_version: PI_VERSION, sessions: records }, null, 1)}\n`);
+if (V16) {
+  // Pi 1.6 scenarios: what 0.73.1 could not write.
+  await import("./write-sessions-16.mjs").then((m) =>
+    m.scenarios({ create, record, turn, user, asst, call, result, text, usage, records, prefix, sessionDirFor, ticking }),
+  );
+}
+
+writeFileSync(resolve(outArg), `${JSON.stringify({ pi: PI, pi_version: PI_VERSION, sessions: records }, null, 1)}\n`);
 
 function prefix(p, o) {
   return Object.fromEntries(Object.entries(o).map(([k, v]) => [`${p}${k}`, v]));

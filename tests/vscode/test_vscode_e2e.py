@@ -46,6 +46,10 @@ from builder import SessionBuilder, sample_session  # noqa: E402
 
 pytestmark = pytest.mark.editor
 QUERY = "websocket reconnect"
+PARTIAL_QUERY = "websocket reconnect exponential"  # only one event holds all three
+# "reconect" is in no session: corrected to reconnect (not the last word, which the picker
+# searches as a prefix while the person types)
+TYPO_QUERY = "reconect websocket"
 
 
 def missing_piece() -> str | None:
@@ -266,8 +270,27 @@ def test_search_read_trace_jsonl_hover(code_server: Any) -> None:
     """With piEvents.serverCommand naming this checkout's server."""
     fx, url, tmp = code_server
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    out = drive(url, tmp, fx)
+    out = drive(url, tmp, fx, partialQuery=PARTIAL_QUERY, typoQuery=TYPO_QUERY)
+    check_partial_rows(fx, out)
     check_full_run(fx, out)
+
+
+def check_partial_rows(fx: Fixture, out: dict[str, Any]) -> None:
+    """Only b's first prompt holds "exponential": it comes first, the events holding the other two
+    words follow, each row saying it is partial and which word it lacks."""
+    logged = out["partial"]["logged"]
+    assert not logged["error"], logged
+    assert logged["refs"][0] == f"pi-event:{fx.b.session_id}/{fx.b.ids[0]}", logged["refs"]
+    shown = [r["aria"] for r in out["partial"]["rows"]]
+    assert "partial" not in shown[0], shown
+    partial = [row for row in shown[1:] if row != "More results…"]
+    assert partial and all(", partial, missing " in row for row in partial), shown
+    assert any(", partial, missing exponential, " in row for row in partial), shown
+    assert set(logged["refs"]) <= fx.visible_refs()
+    # "reconect" is in no session: the search ran with "reconnect", and the title says so.
+    assert out["typo"]["logged"]["refs"], out["typo"]
+    title = out["typo"]["title"]
+    assert 'Searched for "reconnect websocket": no event holds "reconect"' in title, out["typo"]
 
 
 def check_full_run(fx: Fixture, out: dict[str, Any]) -> None:

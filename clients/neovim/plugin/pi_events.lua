@@ -15,6 +15,7 @@ for group, target in pairs({
   PiEventsError = "DiagnosticError",
   PiEventsMatch = "Search",
   PiEventsMeta = "Comment",
+  PiEventsPartial = "DiagnosticWarn",
   PiEventsLabel = "Identifier",
   PiEventsHeading = "Title",
   PiEventsRef = "Underlined",

@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { AutocompleteItem } from "@mariozechner/pi-tui";
 import { authorizationRoot, type CurrentSession } from "./caller.ts";
-import { formatRead, formatTrace, kindLabel, shortTime } from "./format.ts";
+import { formatRead, formatTrace, isPartial, kindLabel, shortTime } from "./format.ts";
 import { readRequest, searchRequest, traceRequest } from "./params.ts";
 import { EventPicker, type PickerResult, type PickerSource, quoteOf } from "./picker.ts";
 import type { GroupedSearchResult, Hit, ReadResult, SearchResult, TraceResult } from "./protocol.ts";
@@ -52,7 +52,8 @@ export function pickerSource(rt: Runtime, ctx: Pick<ExtensionContext, "cwd" | "s
 /** One line per hit for `select` (numbered: the options must differ). */
 export function optionOf(hit: Hit, n: number): string {
 	const snippet = hit.snippet.replace(/\s+/g, " ").trim().slice(0, 120);
-	return `${n}. ${kindLabel(hit.kind, hit.toolName, hit.isError)} · ${shortTime(hit.timestamp)} · ${hit.sessionName ?? hit.sessionId.slice(0, 8)} · ${snippet} · ${hit.ref}`;
+	const partial = isPartial(hit) ? ` · partial, missing ${(hit.missing ?? []).join(", ")}` : "";
+	return `${n}. ${kindLabel(hit.kind, hit.toolName, hit.isError)} · ${shortTime(hit.timestamp)} · ${hit.sessionName ?? hit.sessionId.slice(0, 8)}${partial} · ${snippet} · ${hit.ref}`;
 }
 
 export function insertion(result: NonNullable<PickerResult>): string {
@@ -64,12 +65,17 @@ export type UI = Pick<ExtensionContext["ui"], "custom" | "select" | "notify" | "
 /** The picker, or the select fallback when the UI builds no component; the query last searched. */
 export async function openEvents(ui: UI, source: PickerSource, query: string): Promise<string> {
 	let picker: EventPicker | undefined;
+	let render = (): void => {};
 	const picked = await ui.custom<PickerResult>((tui, theme, _kb, done) => {
-		picker = new EventPicker(source, theme, () => tui.requestRender(), done, query);
+		render = () => tui.requestRender();
+		picker = new EventPicker(source, theme, render, done, query);
 		return picker;
 	});
 	if (picker) {
-		if (picked) ui.pasteToEditor(insertion(picked));
+		if (picked) {
+			ui.pasteToEditor(insertion(picked));
+			render(); // Pi 1.x draws a paste only on the next render: show the reference now
+		}
 		return picker.query;
 	}
 	const result = await source.search(query, null, SELECT_LIMIT);

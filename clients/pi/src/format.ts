@@ -45,6 +45,7 @@ export function kindLabel(kind: string | null | undefined, tool: string | null |
 const SELECTION: Record<string, string> = {
 	direct: "in context",
 	summarized: "summarized by a compaction",
+	"edited-out": "edited out of the context",
 	cleared: "cleared by /clear (Oh My Pi)",
 	dropped: "a failed answer Oh My Pi does not replay",
 	"not-selected": "not in context",
@@ -63,12 +64,55 @@ function where(name: string | null | undefined, cwd: string | null | undefined):
 	return name ? `session "${clip(name, 60)}"` : cwd ? `in ${cwd}` : "session unnamed";
 }
 
+/** A hit is partial when it lacks some of the query's terms (ranked relaxation). */
+export function isPartial(hit: Pick<Hit, "missing">): boolean {
+	return (hit.missing?.length ?? 0) > 0;
+}
+
+function terms(list: readonly string[]): string {
+	return list.join(", ");
+}
+
+/**
+ * What a hit holds of the query, when that is not simply every term as typed: "matched 3 of 4 words;
+ * missing: bug", and the turn's other event that supplied some ("timeout" from its turn: ref). Empty for
+ * a hit holding every term itself.
+ */
+export function coverage(hit: Pick<Hit, "matched" | "missing" | "context">): string {
+	const matched = hit.matched ?? [];
+	const missing = hit.missing ?? [];
+	const parts: string[] = [];
+	if (missing.length > 0) {
+		const total = matched.length + missing.length;
+		parts.push(`partial: matched ${matched.length} of ${total} word${total === 1 ? "" : "s"}; missing: ${terms(missing)}`);
+	}
+	if (hit.context?.matched.length) parts.push(`${terms(hit.context.matched)} from its turn: ${hit.context.ref}`);
+	return parts.join("; ");
+}
+
 export function hitBlock(hit: Hit, n: number): string {
+	const cover = coverage(hit);
 	return [
 		`[${n}] ${hit.ref} · ${kindLabel(hit.kind, hit.toolName, hit.isError)} · ${shortTime(hit.timestamp)}`,
 		`    ${where(hit.sessionName, hit.cwd)} · ${treeState(hit.branchState, hit.selectionState)}`,
+		...(cover ? [`    (${cover})`] : []),
 		`    ${markMatches(hit.snippet, hit.matches)}`,
 	].join("\n");
+}
+
+/** Said before the hits when a word of the query matched nothing and another was searched instead. */
+export function correctionNote(result: SearchResult | GroupedSearchResult): string {
+	const fixes = result.didYouMean?.corrections ?? [];
+	if (!fixes.length) return "";
+	return `No recorded event holds ${fixes.map((c) => JSON.stringify(c.word)).join(", ")}; searched for ${fixes.map((c) => JSON.stringify(c.suggestion)).join(", ")} instead (did you mean ${JSON.stringify(result.didYouMean?.query ?? "")}?).`;
+}
+
+/** "2 hits (1 partial)": partial hits come after every hit holding all the terms. */
+function countLabel(hits: readonly Hit[], noun: string): string {
+	const partial = hits.filter(isPartial).length;
+	const plural = `${hits.length} ${noun}${hits.length === 1 ? "" : "s"}`;
+	if (partial === 0) return plural;
+	return partial === hits.length ? `${plural}, all partial (none holds every word)` : `${plural} (the last ${partial} partial: they hold only some of the words)`;
 }
 
 export interface SearchView {
@@ -99,11 +143,12 @@ export function indexingNote(result: SearchResult | GroupedSearchResult, stillIn
 export function formatSearch(result: SearchResult, view: SearchView): Formatted {
 	const scope = view.currentSession ? "the current session, before this call" : `sessions of ${view.root}, current session excluded`;
 	const note = indexingNote(result, view.stillIndexing);
+	const fixed = correctionNote(result);
 	if (result.hits.length === 0) {
-		return { text: `No events match ${JSON.stringify(view.query)} (${scope}).${note}`, shown: 0, cut: false };
+		return { text: `${fixed ? `${fixed}\n` : ""}No events match ${JSON.stringify(view.query)} (${scope}).${note}`, shown: 0, cut: false };
 	}
 	const blocks: string[] = [];
-	const reserve = 240; // header and footer
+	const reserve = 240 + fixed.length; // header and footer
 	let used = 0;
 	for (const [i, hit] of result.hits.entries()) {
 		const block = hitBlock(hit, i + 1);
@@ -112,11 +157,11 @@ export function formatSearch(result: SearchResult, view: SearchView): Formatted 
 		used += block.length + 1;
 	}
 	const hidden = result.hits.length - blocks.length;
-	const head = `${blocks.length} hit${blocks.length === 1 ? "" : "s"} for ${JSON.stringify(view.query)} (${scope}):`;
+	const head = `${countLabel(result.hits.slice(0, blocks.length), "hit")} for ${JSON.stringify(view.query)} (${scope}):`;
 	const tail: string[] = [];
 	if (hidden > 0) tail.push(`${hidden} more hit${hidden === 1 ? "" : "s"} not shown, to stay within ${view.maxChars} characters: narrow the query or lower limit.`);
 	if (result.nextCursor) tail.push("More hits exist beyond these: narrow the query or add filters (kinds, tool, since, until, sessionId, file).");
-	const text = [head, ...blocks, ...tail].join("\n") + note;
+	const text = [...(fixed ? [fixed] : []), head, ...blocks, ...tail].join("\n") + note;
 	return { text, shown: blocks.length, cut: hidden > 0 };
 }
 
@@ -141,7 +186,8 @@ export function sessionTitle(s: { name?: string | null; firstPrompt?: string | n
 export function groupLine(group: SessionGroup, n: number): string {
 	const top = group.top;
 	const counts = `${group.matches} of ${group.events} event${group.events === 1 ? "" : "s"} match${group.matches === 1 ? "es" : ""}`;
-	return `[${n}] ${top.ref} · ${sessionTitle(group)} · ${counts} · last ${shortTime(group.updated)} · ${kindLabel(top.kind, top.toolName, top.isError)}: ${oneLineSnippet(top, GROUP_SNIPPET_CHARS)}`;
+	const cover = coverage(top);
+	return `[${n}] ${top.ref} · ${sessionTitle(group)} · ${counts} · last ${shortTime(group.updated)} · ${kindLabel(top.kind, top.toolName, top.isError)}${cover ? ` (${cover})` : ""}: ${oneLineSnippet(top, GROUP_SNIPPET_CHARS)}`;
 }
 
 /** The grouped search for the model: one line per session, its strongest hit's ref first. */
@@ -149,8 +195,9 @@ export function formatGroups(result: GroupedSearchResult, view: SearchView): For
 	const scope = view.currentSession ? "the current session, before this call" : `sessions of ${view.root}, current session excluded`;
 	const note = indexingNote(result, view.stillIndexing);
 	const total = result.sessions.length;
+	const fixed = correctionNote(result);
 	if (total === 0) {
-		return { text: `No session has events matching ${JSON.stringify(view.query)} (${scope}).${note}`, shown: 0, cut: false };
+		return { text: `${fixed ? `${fixed}\n` : ""}No session has events matching ${JSON.stringify(view.query)} (${scope}).${note}`, shown: 0, cut: false };
 	}
 	const head = (n: number): string =>
 		`${n} session${n === 1 ? "" : "s"} with events matching ${JSON.stringify(view.query)} (${scope}), strongest first; each line starts with the ref of the session's strongest hit:`;
@@ -160,7 +207,7 @@ export function formatGroups(result: GroupedSearchResult, view: SearchView): For
 		"event_read a ref for the event; event_search with sessionId (the ref's part before /) for every match of one session.",
 	];
 	// Room for the lines: the budget less what surrounds them at their longest.
-	const room = view.maxChars - head(total).length - more(total).length - tail.join("\n").length - note.length - 4;
+	const room = view.maxChars - fixed.length - head(total).length - more(total).length - tail.join("\n").length - note.length - 5;
 	const lines: string[] = [];
 	let used = 0;
 	for (const [i, group] of result.sessions.entries()) {
@@ -170,7 +217,7 @@ export function formatGroups(result: GroupedSearchResult, view: SearchView): For
 		used += line.length + 1;
 	}
 	const hidden = total - lines.length;
-	const text = [head(lines.length), ...lines, ...(hidden > 0 ? [more(hidden)] : []), ...tail].join("\n") + note;
+	const text = [...(fixed ? [fixed] : []), head(lines.length), ...lines, ...(hidden > 0 ? [more(hidden)] : []), ...tail].join("\n") + note;
 	return { text, shown: lines.length, cut: hidden > 0 };
 }
 
@@ -203,12 +250,27 @@ function fragmentPart(f: Fragment, room: number): { text: string; cutAt?: number
 	return { text: `${head}\n${chars.slice(0, keep).join("")}`, cutAt: f.offset + keep };
 }
 
+/** "context edit: ... by pi-event:S/E": a replaced entry is read as recorded, and says so. */
+export function editLine(edit: ReadResult["event"]["contextEdit"]): string[] {
+	if (!edit) return [];
+	const what = edit.replacement === "removed" ? "removed from the model context" : "content replaced in the model context";
+	return [`context edit: ${what} by ${edit.ref} (the text below is the original)`];
+}
+
+/** "toolsAdded read, bash · thinkingLevel high" */
+export function metadataLine(metadata: Record<string, unknown> | undefined): string[] {
+	const parts = Object.entries(metadata ?? {}).map(([k, v]) => `${k} ${Array.isArray(v) ? v.map(String).join(", ") : String(v)}`);
+	return parts.length ? [parts.join(" · ")] : [];
+}
+
 export function formatRead(result: ReadResult, maxChars: number): Formatted {
 	const e = result.event;
 	const head = [
 		`${e.ref} · ${kindLabel(e.kinds?.join("+") || e.entryType, e.toolName, e.isError)} · ${shortTime(e.timestamp)}`,
 		`${where(e.sessionName, e.cwd)} · ${treeState(e.branchState, e.selectionState)} · role ${e.role ?? e.entryType ?? "?"}`,
 		`parent ${e.parentId ? `pi-event:${e.sessionId}/${e.parentId}` : "none (a root)"} · source ${result.source.path}:${result.source.line}`,
+		...editLine(e.contextEdit),
+		...metadataLine(e.metadata),
 	];
 	const n = result.neighbours;
 	const around = [

@@ -13,8 +13,9 @@ export const SEARCH_LIMIT = { default: 10, max: 50 } as const;
 
 export const SearchSchema = Type.Object({
 	query: Type.String({
-		description: 'Plain terms (all must match) and "quoted phrases". Nothing else is syntax. Empty lists the newest events that pass the filters.',
+		description: 'A few distinctive words and "quoted phrases". Events holding every word come first; then, ranked and marked partial with the words they miss, events holding most of them (identifier parts such as retry in retryCount, common synonyms and the same turn\'s call/result or question/answer count). A quoted phrase must match exactly. Nothing else is syntax. Empty lists the newest events that pass the filters.',
 	}),
+	exact: Type.Optional(Type.Boolean({ description: "Only events holding every word (no partial hits, no synonyms or spelling corrections)." })),
 	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SEARCH_LIMIT.max, description: `Hits to return, or sessions with groupBy (default ${SEARCH_LIMIT.default}, at most ${SEARCH_LIMIT.max}).` })),
 	groupBy: Type.Optional(
 		StringEnum(["session"] as const, {
@@ -96,7 +97,7 @@ export function searchRequest(args: SearchArgs, current: CurrentSession | undefi
 	if (args.branchState) filters.branchState = [args.branchState];
 	if (args.file) filters.file = cwd && !isAbsolute(args.file) ? resolve(cwd, args.file) : args.file;
 	const limit = Math.min(Math.max(args.limit ?? SEARCH_LIMIT.default, 1), SEARCH_LIMIT.max);
-	return { query: args.query, limit, filters, ...(args.groupBy === "session" ? { groupBy: "session" } : {}), ...session(current) };
+	return { query: args.query, limit, filters, ...(args.exact ? { match: "all" } : {}), ...(args.groupBy === "session" ? { groupBy: "session" } : {}), ...session(current) };
 }
 
 /** `length` defaults to the answer's budget: the formatter cuts what does not fit anyway. */

@@ -7,7 +7,7 @@
  * insert (or nothing, on Escape).
  */
 import { type Component, Input, matchesKey, truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
-import { CLOSE, kindLabel, markMatches, OPEN, shortTime } from "./format.ts";
+import { CLOSE, isPartial, kindLabel, markMatches, OPEN, shortTime } from "./format.ts";
 import type { GroupedSearchResult, Hit, SearchResult, SessionGroup } from "./protocol.ts";
 
 export interface PickerSource {
@@ -193,7 +193,8 @@ export class EventPicker implements Component {
 			if (!again || this.selected >= this.hits.length) this.selected = 0;
 			this.nextCursor = result.nextCursor;
 			const i = result.indexing;
-			this.status = i ? `still indexing: ${i.percent}% of sessions` : "";
+			const fixed = result.didYouMean ? `searched for ${JSON.stringify(result.didYouMean.query)} (no event holds ${result.didYouMean.corrections.map((c) => c.word).join(", ")})` : "";
+			this.status = [fixed, i ? `still indexing: ${i.percent}% of sessions` : ""].filter(Boolean).join(" · ");
 			if (i && page === 0) {
 				// Nothing else was asked meanwhile: the same page again, with what has been indexed since.
 				this.refresh = setTimeout(() => {
@@ -280,9 +281,15 @@ export class EventPicker implements Component {
 		const title = cell((group.name || group.firstPrompt || group.sessionId.slice(0, 8)).replace(/\s+/g, " "), 32);
 		const snippet = emphasize(markMatches(top.snippet, top.matches).replace(/\s+/g, " "), (s) => t.bold(t.fg("accent", s)));
 		const kind = kindLabel(top.kind, top.toolName, top.isError);
-		const head = `${selected ? t.fg("accent", "▸") : " "} ${t.fg("success", counts)} ${t.fg("muted", time)} ${group.name ? title : t.fg("muted", title)} ${top.isError ? t.fg("error", kind) : t.fg("dim", kind)} `;
+		const head = `${selected ? t.fg("accent", "▸") : " "} ${t.fg("success", counts)} ${t.fg("muted", time)} ${group.name ? title : t.fg("muted", title)} ${top.isError ? t.fg("error", kind) : t.fg("dim", kind)} ${this.partial(top)}`;
 		const line = truncateToWidth(head + snippet, width, "…", true);
 		return selected ? t.bg("selectedBg", line) : line;
+	}
+
+	/** A partial hit says so before its snippet, with the words it lacks: "partial −bug ". */
+	private partial(hit: Hit): string {
+		if (!isPartial(hit)) return "";
+		return this.theme.fg("warning", `partial ${(hit.missing ?? []).map((w) => `−${w}`).join(" ")} `);
 	}
 
 	/** One hit: kind, time, session name, snippet with the matches emphasized. */
@@ -293,7 +300,7 @@ export class EventPicker implements Component {
 		const time = cell(shortTime(hit.timestamp).slice(0, 16), 16);
 		const session = cell(hit.sessionName ?? hit.sessionId.slice(0, 8), 20);
 		const snippet = emphasize(markMatches(hit.snippet, hit.matches).replace(/\s+/g, " "), (s) => t.bold(t.fg("accent", s)));
-		const head = `${selected ? t.fg("accent", "▸") : " "} ${hit.isError ? t.fg("error", kind) : t.fg("success", kind)} ${t.fg("muted", time)} ${session} `;
+		const head = `${selected ? t.fg("accent", "▸") : " "} ${hit.isError ? t.fg("error", kind) : t.fg("success", kind)} ${t.fg("muted", time)} ${session} ${this.partial(hit)}`;
 		const line = truncateToWidth(head + snippet, width, "…", true);
 		return selected ? t.bg("selectedBg", line) : line;
 	}

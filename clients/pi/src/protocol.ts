@@ -20,6 +20,8 @@ export const KINDS = [
 	"custom.message",
 	"custom.entry",
 	"session.name",
+	"context.edit",
+	"system.prompt",
 	"python.code",
 	"python.output",
 	"file.mention",
@@ -58,6 +60,24 @@ export interface Hit {
 	contextRole?: string;
 	selectionState?: string;
 	source: Source;
+	/** The query terms this event (or its turn, `context`) holds, and those it lacks: a non-empty
+	 * `missing` marks a partial hit (docs/protocol.md, ranked relaxation). Absent from older servers. */
+	matched?: string[];
+	missing?: string[];
+	context?: TurnContext | null;
+}
+
+/** The event of the same turn (a call's result, a question's answer) that supplied some of a hit's terms. */
+export interface TurnContext {
+	ref: string;
+	entryId: string;
+	matched: string[];
+}
+
+/** A word of the query that matched nothing anywhere, and the indexed word searched in its place. */
+export interface DidYouMean {
+	query: string;
+	corrections: { word: string; suggestion: string }[];
 }
 
 export interface SearchFilters {
@@ -82,6 +102,8 @@ export interface SearchParams {
 	cursor?: string | null;
 	prefixLast?: boolean;
 	filters?: SearchFilters;
+	/** "any" (default): every term first, then partial hits; "all": only events holding every term. */
+	match?: "any" | "all";
 	/** "session": one group per session (GroupedSearchResult), `limit` counting sessions. */
 	groupBy?: "session" | null;
 }
@@ -98,6 +120,7 @@ export interface IndexingState {
 export interface SearchResult {
 	hits: Hit[];
 	nextCursor: string | null;
+	didYouMean?: DidYouMean | null;
 	indexing?: IndexingState | null;
 }
 
@@ -127,6 +150,7 @@ export interface SessionGroup {
 export interface GroupedSearchResult {
 	sessions: SessionGroup[];
 	nextCursor: string | null;
+	didYouMean?: DidYouMean | null;
 	indexing?: IndexingState | null;
 }
 
@@ -180,6 +204,10 @@ export interface ReadEvent {
 	branchState?: string;
 	contextRole?: string;
 	selectionState?: string;
+	/** The Pi 1.x context edit that decides this entry's part of the model context. */
+	contextEdit?: { ref: string; /** "removed" or "replaced" */ replacement: string };
+	/** A typed event's facts: a system message's tools, a usage's tokens, a thinking level. */
+	metadata?: Record<string, unknown>;
 }
 
 export interface Fragment {

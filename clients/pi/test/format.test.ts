@@ -64,6 +64,7 @@ test("tree states read as words", () => {
 	assert.equal(treeState("selected", "cleared"), "selected branch, cleared by /clear (Oh My Pi)");
 	assert.equal(treeState("selected", "dropped"), "selected branch, a failed answer Oh My Pi does not replay");
 	assert.equal(treeState(undefined, "not-applicable"), "branch unknown");
+	assert.equal(treeState("selected", "edited-out"), "selected branch, edited out of the context");
 });
 
 test("a hit block has ref, kind, time, session or cwd, states and the marked snippet", () => {
@@ -133,6 +134,18 @@ test("a read shows identity, parent, source, text and neighbours", () => {
 	assert.match(out.text, /before \(append order\):\n {2}pi-event:S1\/e0 · tool.call · "bash ls"/);
 	assert.equal(out.cut, false);
 	assert.doesNotMatch(out.text, /omitted:/);
+});
+
+test("a read of an entry a Pi 1.x context edit decides names the edit; metadata is shown", () => {
+	const base = readResult("FAILED test_nested");
+	const removed = formatRead({ ...base, event: { ...base.event, selectionState: "edited-out", contextEdit: { ref: "pi-event:S1/e9", replacement: "removed" } } }, 4000);
+	assert.match(removed.text, /selected branch, edited out of the context/);
+	assert.match(removed.text, /context edit: removed from the model context by pi-event:S1\/e9 \(the text below is the original\)/);
+	const replaced = formatRead({ ...base, event: { ...base.event, contextEdit: { ref: "pi-event:S1/e8", replacement: "replaced" } } }, 4000);
+	assert.match(replaced.text, /context edit: content replaced in the model context by pi-event:S1\/e8/);
+	const system = formatRead({ ...base, event: { ...base.event, metadata: { toolsAdded: ["read", "bash"], thinkingLevel: "high" } } }, 4000);
+	assert.match(system.text, /toolsAdded read, bash · thinkingLevel high/);
+	assert.doesNotMatch(formatRead(base, 4000).text, /context edit/);
 });
 
 test("a read cut by the budget says where to continue", () => {
@@ -223,4 +236,31 @@ test("grouped results: one line per session in the server's order, within the bu
 	const one = formatGroups({ sessions: [group(1)], nextCursor: null }, { ...VIEW, currentSession: true });
 	assert.match(one.text, /^1 session with events matching "ENOENT" \(the current session, before this call\)/);
 	assert.doesNotMatch(one.text, /beyond these|not shown/);
+});
+
+test("a partial hit says how many words it holds and which it lacks; its turn's words name the ref", () => {
+	const partial = hit(1, { matched: ["websocket", "reconnect"], missing: ["bug"] });
+	const block = hitBlock(partial, 1);
+	assert.match(block, /\(partial: matched 2 of 3 words; missing: bug\)/);
+	const full = hit(2, { matched: ["vitest", "timeout"], missing: [], context: { ref: "pi-event:S1/e3", entryId: "e3", matched: ["timeout"] } });
+	assert.match(hitBlock(full, 1), /\(timeout from its turn: pi-event:S1\/e3\)/);
+	assert.doesNotMatch(hitBlock(full, 1), /partial/);
+	assert.doesNotMatch(hitBlock(hit(3, { matched: ["enoent"], missing: [] }), 1), /\(/, "a full hit has no coverage line");
+	assert.doesNotMatch(hitBlock(hit(4), 1), /partial/, "an older server's hit (no matched/missing) is a full hit");
+
+	const mixed = formatSearch({ hits: [hit(5, { matched: ["a", "b"], missing: [] }), partial], nextCursor: null }, { ...VIEW, query: "websocket reconnect bug" });
+	assert.match(mixed.text, /^2 hits \(the last 1 partial: they hold only some of the words\) for "websocket reconnect bug"/);
+	const all = formatSearch({ hits: [partial], nextCursor: null }, { ...VIEW, query: "websocket reconnect bug" });
+	assert.match(all.text, /^1 hit, all partial \(none holds every word\)/);
+	assert.match(groupLine(group(1, { top: partial }), 1), /bash error \(partial: matched 2 of 3 words; missing: bug\): /);
+});
+
+test("a corrected word is said before the hits, and when nothing matches", () => {
+	const didYouMean = { query: "websocket reconnect", corrections: [{ word: "recconect", suggestion: "reconnect" }] };
+	const found = formatSearch({ hits: [hit(1)], nextCursor: null, didYouMean }, { ...VIEW, query: "websocket recconect" });
+	assert.match(found.text, /^No recorded event holds "recconect"; searched for "reconnect" instead \(did you mean "websocket reconnect"\?\)\.\n1 hit for/);
+	const none = formatSearch({ hits: [], nextCursor: null, didYouMean }, { ...VIEW, query: "websocket recconect" });
+	assert.match(none.text, /^No recorded event holds "recconect".*\nNo events match/);
+	const groups = formatGroups({ sessions: [group(1)], nextCursor: null, didYouMean }, { ...VIEW, query: "websocket recconect" });
+	assert.match(groups.text, /^No recorded event holds "recconect"/);
 });

@@ -8,7 +8,7 @@
 import * as vscode from 'vscode';
 import { type FilterState, NO_FILTERS, filterSummary, fromKeys, parseToolList, toWireFilters } from './core/filters';
 import { ERRORS, type Hit, KINDS, METHODS, type SearchParams, type SearchResult } from './core/protocol';
-import { type HighlightStyle, type Row, ariaLabel, highlightStyle, hitRow, messageRow } from './core/hitRow';
+import { type HighlightStyle, type Row, ariaLabel, correctionText, highlightStyle, hitRow, messageRow } from './core/hitRow';
 import { shortenPath } from './core/render';
 import { pathContext } from './python';
 import { formatRef } from './core/refs';
@@ -109,7 +109,8 @@ export class Search implements vscode.Disposable {
     if (!qp) return;
     const summary = filterSummary(this.filters);
     const bySession = this.mode === 'sessions';
-    qp.title = `Pi Events: Search${bySession ? ' by session' : ''}${summary ? ` — ${summary}` : ''}`;
+    // A corrected word goes in the title, not a row: Enter still takes the first hit.
+    qp.title = `Pi Events: Search${bySession ? ' by session' : ''}${summary ? ` — ${summary}` : ''}${this.corrected ? ` — ${this.corrected}` : ''}`;
     qp.placeholder = bySession
       ? 'Search Pi sessions, one row per session: words and "quoted phrases" (empty: newest)'
       : 'Search Pi sessions: words and "quoted phrases" (empty: newest events)';
@@ -165,7 +166,11 @@ export class Search implements vscode.Disposable {
       this.groups = [];
       this.cursor = result.nextCursor ?? null;
     }
+    if (!more) this.corrected = correctionText(result);
   }
+
+  /** Said in the title when a word of the query matched nothing and another was searched. */
+  private corrected = '';
 
   private get shown(): number {
     return this.mode === 'sessions' ? this.groups.length : this.hits.length;
@@ -190,6 +195,7 @@ export class Search implements vscode.Disposable {
       this.hits = [];
       this.groups = [];
       this.cursor = null;
+      this.corrected = '';
       this.error = errorText(err);
     } finally {
       if (seq === this.seq && this.picker === qp) qp.busy = false;
@@ -250,6 +256,7 @@ export class Search implements vscode.Disposable {
     else if (!this.shown && !qp.busy) items.push({ ...toItem(messageRow('info', bySession ? 'No sessions match' : 'No events match')), action: 'none' });
     if (this.cursor) items.push({ ...toItem(messageRow('ellipsis', bySession ? 'More sessions…' : 'More results…')), action: 'more' });
     qp.items = items;
+    this.updateChrome();
     if (log) {
       announceStep('search', {
         mode: this.mode,
@@ -259,6 +266,7 @@ export class Search implements vscode.Disposable {
         sessions: bySession ? this.groups.map((g) => g.sessionId) : null,
         rows: items.map((i) => ariaLabel(i)),
         nextCursor: this.cursor,
+        title: qp.title ?? null,
         error: this.error ?? null,
       });
     }

@@ -96,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cursor")
     p.add_argument("--prefix-last", action="store_true",
                    help="the last word is a prefix, as typed in a picker (recon finds reconnect)")
+    p.add_argument("--exact", action="store_true",
+                   help="only events holding every word (no partial matches, no corrections)")
     p.add_argument("--demo", action="store_true",
                    help="search a generated demo history when no Pi history exists")
     p.add_argument("--by-session", action="store_true",
@@ -273,22 +275,25 @@ def _search(engine: Engine, args: argparse.Namespace) -> int:
     if args.by_session:
         found = engine.search_groups(args.query, _filters(args), _scope(args), limit=args.limit,
                                      cursor=args.cursor, prefix_last=args.prefix_last,
-                                     reveal_secrets=args.reveal_secrets)
+                                     reveal_secrets=args.reveal_secrets, exact=args.exact)
         indexing = engine.indexing()
         render_text.indexing_note(indexing)
         if args.json:
             _out({"sessions": found.groups, "nextCursor": found.next_cursor,
-                  "indexing": indexing})
+                  "didYouMean": found.did_you_mean, "indexing": indexing})
         else:
+            render_text.did_you_mean(found.did_you_mean)
             render_text.groups(found.groups, found.next_cursor)
         return 0
     page = engine.search(args.query, _filters(args), _scope(args), limit=args.limit,
-                         cursor=args.cursor, prefix_last=args.prefix_last)
+                         cursor=args.cursor, prefix_last=args.prefix_last, exact=args.exact)
     indexing = engine.indexing()
     render_text.indexing_note(indexing)
     if args.json:
-        _out({"hits": page.hits, "nextCursor": page.next_cursor, "indexing": indexing})
+        _out({"hits": page.hits, "nextCursor": page.next_cursor, "didYouMean": page.did_you_mean,
+              "indexing": indexing})
     else:
+        render_text.did_you_mean(page.did_you_mean)
         render_text.hits(page.hits, page.next_cursor)
     return 0
 

@@ -8,6 +8,7 @@ from typing import TextIO
 
 from pi_event_search.core.secrets import strip_controls
 from pi_event_search.core.wire import (
+    DidYouMean,
     Group,
     Hit,
     Indexing,
@@ -104,10 +105,33 @@ def hits(items: list[Hit], next_cursor: str | None) -> None:
         print(f"more: --cursor {next_cursor}", file=sys.stderr)
 
 
+def did_you_mean(found: DidYouMean | None) -> None:
+    """On stderr, before the hits it explains: they were searched with the corrected words."""
+    if found is not None:
+        words = ", ".join(f"{c['word']} -> {c['suggestion']}" for c in found["corrections"])
+        print(f"did you mean: {found['query']}  ({words}; searched with the correction)",
+              file=sys.stderr)
+
+
+def partial_note(h: Hit) -> str:
+    """`matched 3 of 4 words; missing: bug` for a partial hit, "" for a hit holding every word;
+    words its turn supplied are named with the event that holds them."""
+    missing, matched = h.get("missing") or [], h.get("matched") or []
+    context = h.get("context")
+    turn = (f"; from its turn ({context['entryId']}): {', '.join(context['matched'])}"
+            if context else "")
+    if not missing:
+        return f"matched all {len(matched)} words{turn}" if context else ""
+    total = len(matched) + len(missing)
+    return (f"matched {len(matched)} of {total} words; missing: {', '.join(missing)}{turn}")
+
+
 def _hit(h: Hit, indent: str) -> None:
     where = h["sessionName"] or h["cwd"] or ""
     err = " ERROR" if h["isError"] else ""
     print(f"{indent}{(h['timestamp'] or '')[:16]:<16}  {h['kind']:<18} {where[:40]}{err}")
+    if note := partial_note(h):
+        print(f"{indent}    [{note}]")
     print(f"{indent}    {h['snippet']}")
     print(f"{indent}    {h['ref']}  {h['source']['path']}:{h['source']['line']}")
 
@@ -153,6 +177,14 @@ def read(r: ReadResult) -> None:
     print(f"branch {ev['branchState']}  context {ev['contextRole']}  "
           f"selection {ev['selectionState']}")
     print(f"source {r['source']['path']}:{r['source']['line']} (byte {r['source']['byteOffset']})")
+    edit = ev.get("contextEdit")
+    if edit is not None:
+        what = ("removed from the model context" if edit["replacement"] == "removed"
+                else "its content replaced in the model context")
+        print(f"context edit: {what} by {edit['ref']} (the text below is the original)")
+    for key, value in (ev.get("metadata") or {}).items():
+        shown = ", ".join(map(str, value)) if isinstance(value, list) else value
+        print(f"{key} {shown}")
     for f in r["fragments"]:
         print(f"\n--- {f['fragmentId']} ({f['offset']}..{f['offset'] + f['length']} of "
               f"{f['totalLength']})")

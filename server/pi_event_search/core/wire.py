@@ -5,7 +5,7 @@ is the same shapes.
 No `from __future__ import annotations` here: TypedDict needs NotRequired at runtime to know
 which keys are optional (tests/test_wire.py checks real results against these)."""
 
-from typing import Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 
 class Source(TypedDict):
@@ -13,6 +13,14 @@ class Source(TypedDict):
     uri: str
     line: int  # 1-based
     byteOffset: int
+
+
+class TurnContext(TypedDict):
+    """The event of the same turn (a call's result, a question's answer, or the other way round)
+    that supplied some of a hit's words."""
+    ref: str
+    entryId: str
+    matched: list[str]  # the query terms it supplied (also in the hit's `matched`)
 
 
 class Hit(TypedDict):
@@ -35,6 +43,12 @@ class Hit(TypedDict):
     contextRole: str
     selectionState: str
     source: Source
+    # The query's terms (as typed, a quoted phrase with its quotes) the event holds, or its turn
+    # holds (`context`); and those neither holds. Both empty for an empty query and for hits
+    # that do not come from a query (file history).
+    matched: list[str]
+    missing: list[str]
+    context: TurnContext | None
 
 
 class Indexing(TypedDict):
@@ -45,9 +59,20 @@ class Indexing(TypedDict):
     percent: int  # of sessions, 0-100
 
 
+class Correction(TypedDict):
+    word: str  # as typed: it matches nothing anywhere in the index
+    suggestion: str  # the nearest indexed word, searched in its place
+
+
+class DidYouMean(TypedDict):
+    query: str  # the query with every correction applied
+    corrections: list[Correction]
+
+
 class SearchResult(TypedDict):
     hits: list[Hit]
     nextCursor: str | None
+    didYouMean: NotRequired[DidYouMean | None]
     indexing: NotRequired[Indexing | None]
 
 
@@ -100,6 +125,7 @@ class Group(SessionBase):
 class GroupedResult(TypedDict):
     sessions: list[Group]
     nextCursor: str | None
+    didYouMean: NotRequired[DidYouMean | None]
     indexing: NotRequired[Indexing | None]
 
 
@@ -114,6 +140,11 @@ class SessionsResult(TypedDict):
 
 
 # -- piEvents/read ---------------------------------------------------------------------------
+class ContextEdit(TypedDict):
+    ref: str  # the context_edit entry
+    replacement: str  # "removed" (out of the model context) | "replaced" (its content)
+
+
 class ReadEvent(TypedDict):
     ref: str
     sessionId: str
@@ -130,6 +161,11 @@ class ReadEvent(TypedDict):
     branchState: str
     contextRole: str
     selectionState: str
+    # The context edit that decides this entry's part of the model context (Pi 1.x), if any.
+    contextEdit: NotRequired[ContextEdit]
+    # A typed event's facts from its entry: a system message's tools and sections, a usage's
+    # kind, model and tokens, a context edit's target, an answer's thinking level.
+    metadata: NotRequired[dict[str, Any]]
 
 
 class Fragment(TypedDict):

@@ -14,10 +14,12 @@ from pi_event_search.core.errors import InvalidRef, NotFound
 from pi_event_search.core.eventref import Ref, format_ref
 from pi_event_search.core.wire import Fragment, Omitted, ReadEvent, ReadResult
 from pi_event_search.events.neighbours import Row, Tree, neighbours
+from pi_event_search.query.asof import session_states
 from pi_event_search.query.shapes import source
 from pi_event_search.source import jsonl
 from pi_event_search.source.extractors import EMPTY, Registry
 from pi_event_search.source.projection import Omission, project
+from pi_event_search.source.tree import EDITED_OUT
 
 MAX_WINDOW = 100_000
 MAX_NEIGHBOURS = 50
@@ -86,6 +88,13 @@ def read_event(conn: sqlite3.Connection, refresh_file: Callable[[str], object], 
     if tree.asof is not None:  # the caller's own session: states as of its cutoff
         node = tree.one(target.session_id, target.entry_id) or row
         tree.asof.patch(meta)
+    edit = _edited_by(conn, tree, row)
+    if edit is not None:
+        meta["contextEdit"] = {
+            "ref": format_ref(row["session_id"], edit),
+            "replacement": "removed" if meta["selectionState"] == EDITED_OUT else "replaced"}
+    if event.metadata:
+        meta["metadata"] = event.metadata
     return {
         "event": meta,
         "source": source(row["path"], row["line"], row["byte_off"]),
@@ -93,6 +102,22 @@ def read_event(conn: sqlite3.Connection, refresh_file: Callable[[str], object], 
         "omitted": omitted,
         "neighbours": neighbours(tree, row["sid"], node, order, before, after),
     }
+
+
+def _edited_by(conn: sqlite3.Connection, tree: Tree, row: Row) -> str | None:
+    """The context edit that decides the entry's part of the model context: the session's states
+    are computed again (as of the cutoff in the caller's own session), only for an entry that
+    some context edit names."""
+    named = conn.execute("SELECT 1 FROM relations r JOIN events e ON e.eid = r.eid "
+                         "WHERE r.target = ? AND r.type = 'edits' AND e.sid = ? LIMIT 1",
+                         (row["entry_id"], row["sid"])).fetchone()
+    if named is None:
+        return None
+    if tree.asof is not None:
+        return tree.asof.edits.get(row["entry_id"])
+    version = conn.execute("SELECT version FROM sessions WHERE sid = ?",
+                           (row["sid"],)).fetchone()["version"]
+    return session_states(conn, row["sid"], version or 1).edits.get(row["entry_id"])
 
 
 def _event_meta(conn: sqlite3.Connection, scope: Scope, row: Row, kinds: list[str],

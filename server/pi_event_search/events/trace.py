@@ -86,7 +86,8 @@ def _relations(conn: sqlite3.Connection, tree: Tree, sid: int, eid: int, row: Ro
     entry_id = row["entry_id"]
     for src in conn.execute(
             "SELECT r.eid FROM relations r JOIN events e ON e.eid = r.eid WHERE e.sid = ? "
-            "AND r.target = ? AND r.type IN ('labels', 'compacts', 'branch-summary-from')",
+            "AND r.target = ? "
+            "AND r.type IN ('labels', 'compacts', 'branch-summary-from', 'edits')",
             (sid, entry_id)):
         rtype = conn.execute("SELECT type FROM relations WHERE eid = ? AND target = ?",
                              (src["eid"], entry_id)).fetchone()["type"]

@@ -84,8 +84,9 @@ def move_aside(path: Path, damaged: int | None) -> Path | None:
         os.rename(path, target)
         if os.path.exists(f"{path}-wal"):
             os.rename(f"{path}-wal", f"{target}-wal")
-        for extra in ("-shm", ".fts-load.sqlite3"):
-            Path(f"{path}{extra}").unlink(missing_ok=True)
+        Path(f"{path}-shm").unlink(missing_ok=True)
+        for side in path.parent.glob(f"{path.name}.fts-load*"):  # bulk/ftsload.side_files
+            side.unlink(missing_ok=True)
         return target
     finally:
         locks.unlock(fd)

@@ -12,7 +12,7 @@ import sqlite3
 
 from pi_event_search.index import passes, registry, store, writes
 from pi_event_search.index import progress as progress_mod
-from pi_event_search.index.bulk import firstload, ftsload
+from pi_event_search.index.bulk import firstload
 from pi_event_search.index.bulk.firstload import FIRST_SLICE_BYTES
 from pi_event_search.index.bulk.passscope import PassScope
 from pi_event_search.index.filestate import FileRow, FilesCache, Settled, known_files, quiet
@@ -37,7 +37,6 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
     or two, while the rest goes on at the bulk load's speed (docs/process-model.md).
     `extractors`: this writer's registry, made the index's first (None: the index's; both
     registry.py)."""
-    ftsload.wait_for_other_loader(conn)
     projecting, _ = registry.reconcile(conn, extractors)
     observed, unavailable = scan(dirs)
     roots = {d.path for d in dirs}

@@ -163,10 +163,11 @@ def _extended(conn: sqlite3.Connection, sid: int, leaf: str | None, batch: Sessi
     new = batch.nodes
     if not new or not batch.has_ids or leaf is None or leaf.startswith("v1~"):
         return None
-    # Entries that change earlier states, or their own: compactions; in Oh My Pi's files its
-    # /clear and failed answers (tree._drop; bare calls and results: _omp_calls).
+    # Entries that change earlier states, or their own: a compaction, a context edit; in Oh My
+    # Pi's files its /clear and failed answers (tree._drop; bare calls and results: _omp_calls).
     replay = ("failed", "interrupted") if source == "omp" else ()
-    if new[0].parent_id != leaf or any(n.entry_type in ("compaction", "reset_boundary")
+    if new[0].parent_id != leaf or any(n.entry_type in ("compaction", "context_edit",
+                                                        "reset_boundary")
                                        or tree.skipped(n) or any(k in n.facts for k in replay)
                                        for n in new) or any(
             b.parent_id != a.entry_id for a, b in zip(new, new[1:], strict=False)):

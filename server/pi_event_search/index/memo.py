@@ -24,6 +24,8 @@ class Connection(sqlite3.Connection):
         self.memo_key: tuple[int, int] | None = None
         # Run inside each write transaction (store.begin): the writer lease's check.
         self.guard: Callable[[sqlite3.Connection], None] | None = None
+        # True while the writer lease is being handed over: a write batch commits at once.
+        self.yielding: Callable[[], bool] | None = None
 
 
 def of(conn: sqlite3.Connection, kind: str) -> dict[Any, Any]:

@@ -22,10 +22,16 @@ APPLICATION_ID = 0x50494553  # "PIES"
 # indexes written by 10 hold other states for those sessions, so they are rebuilt under a new name.
 # 12: texts are stored with credentials masked (core/secrets.py) and events count them (`secrets`):
 # an index of 11 holds the values themselves.
-SCHEMA_VERSION = 13
+# 13: the full-text table has a third column, `parts`: the parts of the text's mixed-case
+# identifiers (fulltext.identifier_parts), which an index of 12 lacks; Pi 1.x's context edits and
+# system messages change selection states (`edited-out`), and system, usage and context_edit
+# entries are typed events: an index of 12 has neither.
+# 14: sessions say which agent wrote them (`source`: Oh My Pi's files read past their title record,
+# their entry types projected, their states as Oh My Pi replays them): an index of 13 has none.
+SCHEMA_VERSION = 14
 
 # The full-text table; a bulk load builds a copy of it in a side database (ftsload.py).
-FTS_TABLE = ("CREATE VIRTUAL TABLE {name} USING fts5(text, meta, content='',\n"
+FTS_TABLE = ("CREATE VIRTUAL TABLE {name} USING fts5(text, meta, parts, content='',\n"
              "  tokenize='unicode61 remove_diacritics 2');")
 
 SCHEMA = f"""
@@ -275,8 +281,10 @@ def remove_older_versions(current: Path) -> None:
         if users is None:
             continue
         try:
-            for extra in ("", "-wal", "-shm", ".fts-load.sqlite3", ".open.lock", ".writer"):
+            for extra in ("", "-wal", "-shm", ".open.lock", ".writer", ".writer.cas"):
                 Path(f"{old}{extra}").unlink(missing_ok=True)
+            for side in old.parent.glob(f"{old.name}.fts-load*"):  # a bulk load's side files
+                side.unlink(missing_ok=True)
         finally:
             Path(f"{old}.users").unlink(missing_ok=True)
             locks.unlock(users)

@@ -44,7 +44,11 @@ class WriteBatch:
                 self.fulltext.commit()
 
     def maybe_commit(self) -> bool:
-        if self.started is not None and time.monotonic() - self.started > self.seconds:
+        """Commit when the batch is `seconds` old, or at once when the writer lease is being
+        handed over (service/lease.py: this transaction holds the taker back)."""
+        yielding = getattr(self.conn, "yielding", None)
+        if self.started is not None and (time.monotonic() - self.started > self.seconds
+                                         or (yielding is not None and yielding())):
             self.commit()
             return True
         return False

@@ -101,18 +101,21 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
             def grouped() -> tuple[GroupPage, wire.Indexing | None]:
                 return (engine.search_groups(p.query, p.filters, scope, limit=p.limit,
                                              cursor=p.cursor, prefix_last=p.prefix_last,
-                                             reveal_secrets=ls.settings.reveal_secrets),
+                                             reveal_secrets=ls.settings.reveal_secrets,
+                                             exact=p.exact),
                         engine.indexing())
 
             found, now = await ls.run_blocking(grouped)
-            return {"sessions": found.groups, "nextCursor": found.next_cursor, "indexing": now}
+            return {"sessions": found.groups, "nextCursor": found.next_cursor,
+                    "didYouMean": found.did_you_mean, "indexing": now}
 
         def run() -> tuple[Page, wire.Indexing | None]:  # one thread hop, not two
             return (engine.search(p.query, p.filters, scope, limit=p.limit, cursor=p.cursor,
-                                  prefix_last=p.prefix_last), engine.indexing())
+                                  prefix_last=p.prefix_last, exact=p.exact), engine.indexing())
 
         page, indexing = await ls.run_blocking(run)
-        return {"hits": page.hits, "nextCursor": page.next_cursor, "indexing": indexing}
+        return {"hits": page.hits, "nextCursor": page.next_cursor,
+                "didYouMean": page.did_you_mean, "indexing": indexing}
 
     @ls.feature("piEvents/sessions")
     @errors

@@ -75,9 +75,11 @@ class SearchParams:
     prefix_last: bool
     current: tuple[str, str | None] | None
     group_by: str | None = None  # "session": the results grouped by session
+    exact: bool = False  # match: "all": only events holding every word (no relaxation)
 
 
 GROUP_BY = ("session",)
+MATCH = ("any", "all")
 
 
 def search_params(params: Any) -> SearchParams:
@@ -86,8 +88,11 @@ def search_params(params: Any) -> SearchParams:
     group_by = _str(d, "groupBy")
     if group_by is not None and group_by not in GROUP_BY:
         raise BadParams(f"groupBy must be {' or '.join(map(repr, GROUP_BY))} (or null)")
+    match = _str(d, "match") or "any"
+    if match not in MATCH:
+        raise BadParams(f"match must be {' or '.join(map(repr, MATCH))} (or null)")
     return SearchParams(query, filters_of(d), _int(d, "limit", 20, 1, 200), _str(d, "cursor"),
-                        _bool(d, "prefixLast"), current_session(d), group_by)
+                        _bool(d, "prefixLast"), current_session(d), group_by, match == "all")
 
 
 def filters_of(d: dict[str, Any]) -> Filters:

@@ -20,6 +20,8 @@ KIND_TAGS = {
     "custom.message": ("custom", t.SymbolKind.Object),
     "custom.entry": ("entry", t.SymbolKind.Struct),
     "session.name": ("name", t.SymbolKind.Module),
+    "system.prompt": ("system", t.SymbolKind.Interface),
+    "context.edit": ("edit", t.SymbolKind.Operator),
     "python.code": ("python", t.SymbolKind.Function),
     "python.output": ("python-out", t.SymbolKind.Event),
     "file.mention": ("mention", t.SymbolKind.File),

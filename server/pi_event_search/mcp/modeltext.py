@@ -18,6 +18,8 @@ from typing import Any
 
 from pi_event_search.core import secrets
 from pi_event_search.core.wire import (
+    ContextEdit,
+    DidYouMean,
     Fragment,
     Group,
     Hit,
@@ -86,6 +88,7 @@ def kind_label(kind: str | None, tool: str | None, is_error: bool | None) -> str
 
 
 SELECTION = {"direct": "in context", "summarized": "summarized by a compaction",
+             "edited-out": "edited out of the context",
              "cleared": "cleared by /clear (Oh My Pi)",
              "dropped": "a failed answer Oh My Pi does not replay",
              "not-selected": "not in context", "not-applicable": "", "unknown": "context unknown"}
@@ -103,14 +106,53 @@ def _where(name: str | None, cwd: str | None) -> str:
     return f'session "{clip(name, 60)}"' if name else f"in {cwd}" if cwd else "session unnamed"
 
 
+def coverage(hit: Mapping[str, Any]) -> str:
+    """What a hit holds of the query when that is not every term itself: "partial: matched 3 of 4
+    words; missing: bug", and the words its turn's other event supplied, with that event's ref."""
+    matched, missing = hit.get("matched") or [], hit.get("missing") or []
+    parts: list[str] = []
+    if missing:
+        total = len(matched) + len(missing)
+        parts.append(f"partial: matched {len(matched)} of {total} word{'' if total == 1 else 's'}; "
+                     f"missing: {', '.join(missing)}")
+    context = hit.get("context")
+    if context and context["matched"]:
+        parts.append(f"{', '.join(context['matched'])} from its turn: {context['ref']}")
+    return "; ".join(parts)
+
+
 def hit_block(hit: Hit, n: int) -> str:
+    cover = coverage(hit)
     return "\n".join([
         f"[{n}] {hit['ref']} · {kind_label(hit['kind'], hit['toolName'], hit['isError'])} · "
         f"{short_time(hit['timestamp'])}",
         f"    {_where(hit['sessionName'], hit['cwd'])} · "
         f"{tree_state(hit['branchState'], hit['selectionState'])}",
+        *([f"    ({cover})"] if cover else []),
         f"    {mark_matches(hit['snippet'], hit['matches'])}",
     ])
+
+
+def correction_note(did_you_mean: DidYouMean | None) -> str:
+    """Said before the hits when a word of the query matched nothing and another was searched."""
+    fixes = did_you_mean["corrections"] if did_you_mean else []
+    if not did_you_mean or not fixes:
+        return ""
+    words = ", ".join(json.dumps(c["word"], ensure_ascii=False) for c in fixes)
+    instead = ", ".join(json.dumps(c["suggestion"], ensure_ascii=False) for c in fixes)
+    return (f"No recorded event holds {words}; searched for {instead} instead (did you mean "
+            f"{json.dumps(did_you_mean['query'], ensure_ascii=False)}?).")
+
+
+def _count_label(hits: Sequence[Mapping[str, Any]], noun: str) -> str:
+    """"2 hits (the last 1 partial: ...)": partial hits come after every hit holding all terms."""
+    partial = sum(1 for h in hits if h.get("missing"))
+    plural = f"{len(hits)} {noun}{'' if len(hits) == 1 else 's'}"
+    if not partial:
+        return plural
+    if partial == len(hits):
+        return f"{plural}, all partial (none holds every word)"
+    return f"{plural} (the last {partial} partial: they hold only some of the words)"
 
 
 def indexing_note(indexing: Indexing | None) -> str:
@@ -135,12 +177,15 @@ def _more(cursor: str | None, what: str, narrow: str) -> list[str]:
 
 
 def search(hits: list[Hit], next_cursor: str | None, indexing: Indexing | None, *, query: str,
-           root: str, current: bool, max_chars: int = MAX_CHARS) -> Formatted:
+           root: str, current: bool, max_chars: int = MAX_CHARS,
+           did_you_mean: DidYouMean | None = None) -> Formatted:
     scope, note = _scope(root, current), indexing_note(indexing)
+    fixed = correction_note(did_you_mean)
     if not hits:
-        return Formatted(f"No events match {json.dumps(query)} ({scope}).{note}", 0, False)
+        return Formatted(f"{fixed + chr(10) if fixed else ''}No events match {json.dumps(query)} "
+                         f"({scope}).{note}", 0, False)
     blocks: list[str] = []
-    reserve, used = 240 + len(next_cursor or ""), 0  # header and footer
+    reserve, used = 240 + len(fixed) + len(next_cursor or ""), 0  # header and footer
     for i, hit in enumerate(hits):
         block = hit_block(hit, i + 1)
         if blocks and used + len(block) + 1 > max_chars - reserve:
@@ -148,14 +193,15 @@ def search(hits: list[Hit], next_cursor: str | None, indexing: Indexing | None, 
         blocks.append(block)
         used += len(block) + 1
     hidden = len(hits) - len(blocks)
-    head = f"{len(blocks)} hit{'' if len(blocks) == 1 else 's'} for {json.dumps(query)} ({scope}):"
+    head = f"{_count_label(hits[:len(blocks)], 'hit')} for {json.dumps(query)} ({scope}):"
     tail = [f"{hidden} more hit{'' if hidden == 1 else 's'} not shown, to stay within "
             f"{max_chars} characters: narrow the query or lower limit."] if hidden else []
     # A page cut by the budget continues from the page's cursor only past the hidden hits: the
     # cursor is offered only for a page shown whole.
     tail += _more(None if hidden else next_cursor, "hits",
                   "kinds, tool, since, until, sessionId, file")
-    return Formatted("\n".join([head, *blocks, *tail]) + note, len(blocks), hidden > 0)
+    return Formatted("\n".join([*([fixed] if fixed else []), head, *blocks, *tail]) + note,
+                     len(blocks), hidden > 0)
 
 
 def one_line_snippet(hit: Hit, limit: int) -> str:
@@ -179,19 +225,22 @@ def group_line(group: Group, n: int) -> str:
     events, matches = group["events"], group["matches"]
     counts = (f"{matches} of {events} event{'' if events == 1 else 's'} "
               f"match{'es' if matches == 1 else ''}")
+    cover = coverage(top)
     return (f"[{n}] {top['ref']} · {session_title(group)} · {counts} · last "
             f"{short_time(group['updated'])} · {kind_label(top['kind'], top['toolName'], top['isError'])}"
-            f": {one_line_snippet(top, GROUP_SNIPPET_CHARS)}")
+            f"{f' ({cover})' if cover else ''}: {one_line_snippet(top, GROUP_SNIPPET_CHARS)}")
 
 
 def groups(found: list[Group], next_cursor: str | None, indexing: Indexing | None, *, query: str,
-           root: str, current: bool, max_chars: int = MAX_CHARS) -> Formatted:
+           root: str, current: bool, max_chars: int = MAX_CHARS,
+           did_you_mean: DidYouMean | None = None) -> Formatted:
     """The grouped search: one line per session, its strongest hit's ref first."""
     scope, note = _scope(root, current), indexing_note(indexing)
+    fixed = correction_note(did_you_mean)
     total = len(found)
     if not total:
-        return Formatted(f"No session has events matching {json.dumps(query)} ({scope}).{note}",
-                         0, False)
+        return Formatted(f"{fixed + chr(10) if fixed else ''}No session has events matching "
+                         f"{json.dumps(query)} ({scope}).{note}", 0, False)
 
     def head(n: int) -> str:
         return (f"{n} session{'' if n == 1 else 's'} with events matching {json.dumps(query)} "
@@ -208,11 +257,12 @@ def groups(found: list[Group], next_cursor: str | None, indexing: Indexing | Non
                 "before /) for every match of one session."]
 
     # Room for the lines: the budget less what surrounds them at their longest.
-    room = (max_chars - len(head(total)) - len(more(total)) - len("\n".join(tail(next_cursor)))
-            - len(note) - 4)
+    room = (max_chars - len(fixed) - len(head(total)) - len(more(total))
+            - len("\n".join(tail(next_cursor))) - len(note) - 5)
     lines = _fit((group_line(g, i + 1) for i, g in enumerate(found)), room)
     hidden = total - len(lines)
-    text = "\n".join([head(len(lines)), *lines, *([more(hidden)] if hidden else []),
+    text = "\n".join([*([fixed] if fixed else []), head(len(lines)), *lines,
+                      *([more(hidden)] if hidden else []),
                       *tail(None if hidden else next_cursor)]) + note
     return Formatted(text, len(lines), hidden > 0)
 
@@ -290,6 +340,31 @@ def _fragment_part(f: Fragment, room: int) -> tuple[str, int | None]:
     return f"{head}\n{text[:keep]}", f["offset"] + keep
 
 
+def _edit_line(edit: ContextEdit | None) -> list[str]:
+    """format.ts editLine: a replaced entry is read as recorded, and says so."""
+    if not edit:
+        return []
+    what = ("removed from the model context" if edit["replacement"] == "removed"
+            else "content replaced in the model context")
+    return [f"context edit: {what} by {edit['ref']} (the text below is the original)"]
+
+
+def _metadata_line(metadata: Mapping[str, Any] | None) -> list[str]:
+    """format.ts metadataLine: "toolsAdded read, bash · thinkingLevel high"."""
+    parts = [f"{k} {', '.join(map(_js_string, v)) if isinstance(v, list) else _js_string(v)}"
+             for k, v in (metadata or {}).items()]
+    return [" · ".join(parts)] if parts else []
+
+
+def _js_string(value: Any) -> str:
+    """String(value) as JavaScript writes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def read(result: ReadResult, max_chars: int = MAX_CHARS) -> Formatted:
     e = result["event"]
     parent = f"pi-event:{e['sessionId']}/{e['parentId']}" if e["parentId"] else "none (a root)"
@@ -299,6 +374,8 @@ def read(result: ReadResult, max_chars: int = MAX_CHARS) -> Formatted:
         f"{_where(e['sessionName'], e['cwd'])} · {tree_state(e['branchState'], e['selectionState'])}"
         f" · role {e['role'] or e['entryType'] or '?'}",
         f"parent {parent} · source {result['source']['path']}:{result['source']['line']}",
+        *_edit_line(e.get("contextEdit")),
+        *_metadata_line(e.get("metadata")),
     ]
     n = result["neighbours"]
     around = [

@@ -195,14 +195,17 @@ class McpApp:
             scope = Scope.of(roots, *p.current) if p.current else Scope.of(roots)
             if p.group_by is not None:
                 found, now = await self.reading(lambda: (engine.search_groups(
-                    p.query, p.filters, scope, limit=p.limit, cursor=p.cursor), engine.indexing()))
+                    p.query, p.filters, scope, limit=p.limit, cursor=p.cursor, exact=p.exact),
+                    engine.indexing()))
                 return modeltext.framed(modeltext.groups(
                     found.groups, found.next_cursor, now, query=p.query, root=root,
-                    current=mine).text, root)
+                    current=mine, did_you_mean=found.did_you_mean).text, root)
             page, now = await self.reading(lambda: (engine.search(
-                p.query, p.filters, scope, limit=p.limit, cursor=p.cursor), engine.indexing()))
+                p.query, p.filters, scope, limit=p.limit, cursor=p.cursor, exact=p.exact),
+                engine.indexing()))
             return modeltext.framed(modeltext.search(
-                page.hits, page.next_cursor, now, query=p.query, root=root, current=mine).text, root)
+                page.hits, page.next_cursor, now, query=p.query, root=root, current=mine,
+                did_you_mean=page.did_you_mean).text, root)
         if name == "event_sessions":
             s = tools.sessions(args, roots[0], wire)
             scope = Scope.of(roots, *s.current) if s.current else Scope.of(roots)

@@ -63,15 +63,26 @@ SEARCH = ToolSpec("event_search", "Search Pi sessions", (
     "Full-text search over the recorded events (prompts, answers, tool calls and results, bash "
     "runs, summaries) of earlier Pi coding-agent sessions of this project. Returns up to "
     f"{SEARCH_MAX} hits (default {SEARCH_LIMIT}), each with a ref, kind, time, session, branch "
-    "state and a snippet with matches in «». With groupBy \"session\" it answers one line per "
+    "state and a snippet with matches in «». Events holding every word come first; then events "
+    "holding most of them, ranked, each marked \"partial: matched 2 of 3 words; missing: …\" "
+    "(fewer distinctive words beat many generic ones; \"quoted phrases\" are exact; exact: true "
+    "drops partial hits). A word the history never holds is corrected to the nearest recorded "
+    "word, and the answer says so. With groupBy \"session\" it answers one line per "
     "matching session instead (its strongest hit's ref, its name or first prompt, how many of its "
     "events match, its last time), for \"which session was it?\". When the caller is Pi, its "
     "current session is excluded unless sessionId names it; then only what was written before "
     "this call is searched. Then event_read a hit's ref for the exact content."), {
     "type": "object",
     "properties": {
-        "query": _s("Plain terms (all must match) and \"quoted phrases\". Nothing else is syntax. "
-                    "Empty lists the newest events that pass the filters."),
+        "query": _s("A few distinctive words and \"quoted phrases\". Events holding every word "
+                    "come first; then, ranked and marked partial with the words they miss, events "
+                    "holding most of them (identifier parts such as retry in retryCount, common "
+                    "synonyms and the same turn's call/result or question/answer count). A quoted "
+                    "phrase must match exactly. Nothing else is syntax. Empty lists the newest "
+                    "events that pass the filters."),
+        "exact": {"type": "boolean",
+                  "description": "Only events holding every word (no partial hits, no synonyms or "
+                                 "spelling corrections)."},
         "limit": _i(f"Hits to return, or sessions with groupBy (default {SEARCH_LIMIT}, at most "
                     f"{SEARCH_MAX}).", 1, SEARCH_MAX),
         "groupBy": _s("session: one line per matching session instead of one block per event "
@@ -224,7 +235,10 @@ def search(args: dict[str, Any], root: str, current: dict[str, str] | None,
     _enum(args, "branchState", ["selected", "alternate", "unknown"])
     params: dict[str, Any] = {"query": args["query"], "limit": args.get("limit") or SEARCH_LIMIT,
                               "filters": _filters(args, root, prefix), "cursor": args.get("cursor"),
-                              "groupBy": args.get("groupBy")}
+                              "groupBy": args.get("groupBy"),
+                              "match": "all" if args.get("exact") is True else "any"}
+    if args.get("exact") is not None and not isinstance(args["exact"], bool):
+        raise BadParams("exact must be true or false")
     if current:
         params["currentSession"] = current
     return search_params(params)

@@ -31,6 +31,7 @@ class AsOf:
     leaf: str | None
     branch: dict[str, str]
     selection: dict[str, str]
+    edits: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def patch(self, item: _Patched) -> _Patched:
         """A hit, node or read event of this session, with its states as of the cutoff."""
@@ -69,22 +70,30 @@ def as_of(conn: sqlite3.Connection, scope: Scope, session_id: str | None) -> AsO
     """The caller's own session's states as of the cutoff; None unless the request names it."""
     if scope.current_session is None or session_id != scope.current_session:
         return None
-    session = conn.execute("SELECT sid, version, source FROM sessions WHERE session_id = ?",
+    session = conn.execute("SELECT sid, version FROM sessions WHERE session_id = ?",
                            (session_id,)).fetchone()
     if session is None:
         return None
     sid, version = session["sid"], session["version"] or 1
     cut = conn.execute("SELECT seq, parent_id FROM events WHERE sid = ? AND entry_id = ?",
                        (sid, scope.cutoff or "")).fetchone()
+    states = session_states(conn, sid, version, cut["seq"] if cut is not None else None,
+                            cut["parent_id"] if cut is not None else None)
+    return AsOf(sid, states.leaf, states.branch, states.selection, states.edits)
+
+
+def session_states(conn: sqlite3.Connection, sid: int, version: int, before: int | None = None,
+                   leaf: str | None = None) -> tree.States:
+    """A session's states computed again from its stored facts: of the entries before seq
+    `before` (all by default), with `leaf` as the leaf (default: the last of them)."""
     nodes = [tree.Node(r["seq"], r["entry_id"], r["parent_id"], r["entry_type"],
                        orjson.loads(r["facts"]) if r["facts"] else {})
              for r in conn.execute(
                  "SELECT seq, entry_id, parent_id, entry_type, facts FROM events "
                  "WHERE sid = ? AND seq < ? ORDER BY seq",
-                 (sid, cut["seq"] if cut is not None else 1 << 62))]
+                 (sid, before if before is not None else 1 << 62))]
     # As ingest decides: Pi walks v1 files (a chain after its migration) and files with ids.
     walkable = version < 2 or not any(n.entry_id.startswith("v1~") and not tree.skipped(n)
                                       for n in nodes)
-    states = tree.compute(nodes, walkable, leaf=cut["parent_id"] if cut is not None else None,
-                          source=session["source"])
-    return AsOf(sid, states.leaf, states.branch, states.selection)
+    source = conn.execute("SELECT source FROM sessions WHERE sid = ?", (sid,)).fetchone()
+    return tree.compute(nodes, walkable, leaf=leaf, source=source["source"] if source else "pi")

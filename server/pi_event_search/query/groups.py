@@ -23,10 +23,11 @@ from typing import Any
 from pi_event_search.core import cursors
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.filters import Filters
-from pi_event_search.core.wire import Group
+from pi_event_search.core.wire import DidYouMean, Group
 from pi_event_search.index import store
 from pi_event_search.query.parse import parse
 from pi_event_search.query.ranking import (
+    PARTIAL,
     TOP,
     Picked,
     Position,
@@ -35,6 +36,7 @@ from pi_event_search.query.ranking import (
     narrowed,
     walk,
 )
+from pi_event_search.query.relax import relaxed
 from pi_event_search.query.search import (
     MAX_LIMIT,
     Question,
@@ -43,6 +45,7 @@ from pi_event_search.query.search import (
     question,
     recent_sql,
     snapshot,
+    understood,
 )
 from pi_event_search.query.sessioninfo import about
 
@@ -51,21 +54,23 @@ from pi_event_search.query.sessioninfo import about
 class GroupPage:
     groups: list[Group]
     next_cursor: str | None
+    did_you_mean: DidYouMean | None = None
 
 
 def grouped(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope, *,
             limit: int = 20, cursor: str | None = None, prefix_last: bool = False,
-            reveal: bool = False) -> GroupPage:
+            reveal: bool = False, exact: bool = False) -> GroupPage:
     """A page of `limit` sessions (1..200) of the results of a search."""
     limit = max(1, min(limit, MAX_LIMIT))
     parsed = parse(query, prefix_last=prefix_last)
     key = cursors.key("groupBy", "session", query, asdict(filters), scope.roots,
-                      scope.current_session, scope.cutoff, prefix_last)
+                      scope.current_session, scope.cutoff, prefix_last, exact)
     with snapshot(conn):
         gen = store.generation(conn)
         at = cursors.decode(cursor, key, gen, other="query or filters",
                             again="search") if cursor else ()
-        q = question(conn, parsed, filters, scope)
+        parsed, did = understood(conn, query, parsed, filters, scope, exact)
+        q = question(conn, parsed, filters, scope, relax=not exact)
         if q.ranking is None:
             if query.strip():
                 return GroupPage([], None)
@@ -80,7 +85,7 @@ def grouped(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope
             after = None if end is None else (end.phase, end.below, end.skip, end.rank)
             counts = _counts(conn, q.ranking, [p.sid for p in tops])
         groups = _groups(conn, q, scope, tops, ranks, counts, reveal)
-    return GroupPage(groups, cursors.encode(key, gen, *after) if after else None)
+    return GroupPage(groups, cursors.encode(key, gen, *after) if after else None, did)
 
 
 def _groups(conn: sqlite3.Connection, q: Question, scope: Scope, tops: list[Picked],
@@ -135,7 +140,9 @@ def _sessions_before(conn: sqlite3.Connection, q: Query, at: Position) -> set[in
     earlier: list[tuple[str, int]] = []
     if at.phase == 1:
         earlier.append((q.parsed.match, 0))
-    if at.below < TOP:
+    if at.phase == PARTIAL:  # every event holding all the terms
+        earlier.append((q.parsed.inflected or q.parsed.match, 0))
+    elif at.below < TOP:
         match = q.parsed.match if at.phase == 0 else q.parsed.inflected
         assert match is not None
         earlier.append((match, at.below))
@@ -157,10 +164,16 @@ def _counts(conn: sqlite3.Connection, q: Query, sids: list[int]) -> dict[int, in
     match = q.parsed.inflected or q.parsed.match
     assert match is not None
     frm, params = _matching(q)
-    return {r["sid"]: r["n"] for r in conn.execute(
+    counts = {r["sid"]: r["n"] for r in conn.execute(
         f"SELECT e.sid AS sid, count(DISTINCT e.eid) AS n {frm} "
         f"AND e.sid IN ({','.join('?' * len(sids))}) GROUP BY e.sid",
         [narrowed(q, match), *params, *sids])}
+    if q.relax:  # and the partial hits that follow them
+        wanted = set(sids)
+        for r in relaxed(conn, q):
+            if r.sid in wanted:
+                counts[r.sid] = counts.get(r.sid, 0) + 1
+    return counts
 
 
 def _recent(conn: sqlite3.Connection, q: Question, limit: int, offset: int

@@ -40,6 +40,20 @@ class Parsed:
     # The FTS5 text both expressions end with when that prefix is one token (`"recon" *`): what
     # prefixes.expand replaces with the vocabulary's terms.
     tail: str | None = None
+    terms: tuple[Term, ...] = ()  # each term of the query on its own, for partial matches
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One term of a query as the relaxed ranking (relax.py) weighs it."""
+
+    label: str  # as typed, lower-cased, without surrounding punctuation; a phrase in quotes
+    raw: str  # as typed (case kept): camelCase parts are read from it
+    typed: str  # its FTS5 expression as typed
+    inflected: str | None  # with the other inflections of a plain word (None: none)
+    quoted: bool  # a quoted phrase: every hit holds it
+    word: str | None  # the plain English word it is (lower case), for synonyms and spelling
+    tokens: tuple[str, ...]  # its tokens, lower-cased
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +61,8 @@ class _Term:
     text: str  # space-joined tokens
     quoted: bool
     variants: tuple[str, ...]  # inflections (including the word) when the term is a plain word
+    label: str = ""  # the piece as typed, surrounding punctuation stripped
+    plain: bool = False  # one English-looking word
 
 
 def _plain_word(piece: str, tokens: list[str]) -> bool:
@@ -66,8 +82,10 @@ def _terms(query: str) -> list[_Term]:
         if not tokens:
             continue
         quoted = bool(phrase)
-        variants = forms(tokens[0].lower()) if not quoted and _plain_word(text, tokens) else ()
-        out.append(_Term(" ".join(tokens), quoted, variants if len(variants) > 1 else ()))
+        plain = not quoted and _plain_word(text, tokens)
+        variants = forms(tokens[0].lower()) if plain else ()
+        out.append(_Term(" ".join(tokens), quoted, variants if len(variants) > 1 else (),
+                         text.strip(_AROUND) if not quoted else "", plain))
     return out
 
 
@@ -88,10 +106,24 @@ def parse(query: str, *, prefix_last: bool = False) -> Parsed:
         exact[-1] += " *"
         prefix = terms[-1].text.split()[-1].lower()
         tail = exact[-1] if " " not in terms[-1].text else None
-        terms[-1] = _Term(terms[-1].text, False, ())
+        terms[-1] = _Term(terms[-1].text, False, (), terms[-1].label, terms[-1].plain)
     inflected = [("(" + " OR ".join(_quote(v) for v in t.variants) + ")") if t.variants else e
                  for t, e in zip(terms, exact, strict=True)]
     words = tuple(dict.fromkeys(w.lower() for t in terms for w in t.text.split()))
     more = tuple(dict.fromkeys([*words, *(v for t in terms for v in t.variants)]))
     expanded = " AND ".join(inflected) if more != words else None
-    return Parsed(" ".join(exact), words, expanded, more, prefix, tail)
+    return Parsed(" ".join(exact), words, expanded, more, prefix, tail, _each(terms, exact))
+
+
+def _each(terms: list[_Term], exact: list[str]) -> tuple[Term, ...]:
+    """The distinct terms (by label), each with its own expressions."""
+    out: dict[str, Term] = {}
+    for t, e in zip(terms, exact, strict=True):
+        tokens = tuple(w.lower() for w in t.text.split())
+        label = f'"{t.text.lower()}"' if t.quoted else (t.label or t.text).lower()
+        if label in out:
+            continue
+        inflected = "(" + " OR ".join(_quote(v) for v in t.variants) + ")" if t.variants else None
+        word = tokens[0] if t.plain and not e.endswith("*") else None
+        out[label] = Term(label, t.label or t.text, e, inflected, t.quoted, word, tokens)
+    return tuple(out.values())

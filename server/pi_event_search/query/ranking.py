@@ -12,25 +12,22 @@ same for any page size and a later page costs about what the first does.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pi_event_search.core.filters import Filters
-from pi_event_search.query.parse import Parsed
+from pi_event_search.query.matches import COLUMN_WEIGHTS, KIND_WEIGHTS, tuples, window, words
 
-# bm25 is negative (lower is better); multiplying by a weight > 1 promotes a kind.
-KIND_WEIGHTS = {
-    "session.name": 2.0, "user.text": 1.5, "bash.command": 1.4, "tool.call": 1.3,
-    "assistant.text": 1.2, "summary.compaction": 1.1, "summary.branch": 1.1,
-    "tool.result": 1.0, "bash.output": 1.0, "custom.message": 0.8, "custom.entry": 0.8,
-}
-COLUMN_WEIGHTS = (1.0, 0.5)  # fragment text, then meta (tool name, error state, custom type)
+# Their home is matches.py; search.py and groups.py import them from here too.
+from pi_event_search.query.matches import Query as Query
+from pi_event_search.query.matches import fragment_filters as fragment_filters
+from pi_event_search.query.matches import narrowed as narrowed
+from pi_event_search.query.relax import relaxed
+
 CANDIDATES = 1000  # matching fragments per tier (README, Ranking)
 TOP = 1 << 62  # above every fid: the first tier's bound
-_TOKEN = re.compile(r"[^\W_]+")
+PARTIAL = 2  # the phase of the partial matches, after every event holding all terms
 _NO_TIME = -(1 << 62)
 
 
@@ -54,18 +51,11 @@ class Picked:
     fid: int
     tier: int = 0
     sid: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Query:
-    """What a ranking is computed from: the parsed query, its filters (SQL on e and s with their
-    parameters), and the FTS5 phrases of the caller's scope that narrow the matches."""
-
-    parsed: Parsed
-    filters: Filters
-    where: list[str]
-    params: list[Any]
-    scope_fts: str | None
+    # A partial hit (tier 2, relax.py): the query terms it holds, lacks, and its turn supplied.
+    matched: tuple[str, ...] | None = None
+    missing: tuple[str, ...] = ()
+    turn: tuple[str, ...] = ()
+    turn_eid: int | None = None
 
 
 def ranked(conn: sqlite3.Connection, q: Query, at: Position, limit: int
@@ -84,10 +74,10 @@ def _walk(conn: sqlite3.Connection, q: Query, at: Position
           ) -> Iterator[tuple[Picked, Position]]:
     """Every event from `at` on, each with the position just after it."""
     phase, below, skip, rank = at.phase, at.below, at.skip, at.rank
-    while True:
+    while phase < PARTIAL:
         match = q.parsed.match if phase == 0 else q.parsed.inflected
         if match is None:
-            return
+            break
         events, lower = _tier(conn, q, match, below, phase)
         for i in range(skip, len(events)):
             rank += 1
@@ -98,7 +88,15 @@ def _walk(conn: sqlite3.Connection, q: Query, at: Position
         elif phase == 0 and q.parsed.inflected is not None:
             phase, below, skip = 1, TOP, 0
         else:
-            return
+            phase, below, skip = PARTIAL, TOP, 0
+    if not q.relax or q.parsed.match is None:
+        return
+    partial = relaxed(conn, q)
+    for i in range(skip, len(partial)):
+        rank += 1
+        r = partial[i]
+        yield (Picked(r.eid, r.fid, PARTIAL, r.sid, r.matched, r.missing, r.turn, r.turn_eid),
+               Position(PARTIAL, TOP, i + 1, rank))
 
 
 def walk(conn: sqlite3.Connection, q: Query, at: Position
@@ -108,26 +106,19 @@ def walk(conn: sqlite3.Connection, q: Query, at: Position
     return _walk(conn, q, at)
 
 
-def narrowed(q: Query, match: str) -> str:
-    """`match` narrowed inside FTS5 to the caller's places and the filtered tools: the MATCH
-    expression every query of one ranking uses."""
-    narrow = " AND ".join(x for x in (q.scope_fts, _tool_phrases(q.filters)) if x)
-    return f"({match}) AND {narrow}" if narrow else match
-
-
 def _tier(conn: sqlite3.Connection, q: Query, match: str, below: int, phase: int
           ) -> tuple[list[tuple[int, int, int]], int | None]:
     """The ranked (eid, fid, sid) of the tier below `below`, and the next tier's bound (None
     when this is the last tier). Phase 1 leaves out events that match the words as typed."""
     full = narrowed(q, match)
-    rows = _window(conn, full, q, f"fts.rowid < {int(below)}", CANDIDATES)
+    rows = window(conn, full, q, f"fts.rowid < {int(below)}", CANDIDATES)
     lower = None
     if len(rows) >= CANDIDATES:
         last_fid, last_eid = rows[-1][0], rows[-1][1]
         first = conn.execute("SELECT min(fid) AS fid FROM fragments WHERE eid = ?",
                              (last_eid,)).fetchone()["fid"]
         if first < last_fid:  # the rest of the tier's last event
-            rows += _window(conn, full, q, f"fts.rowid >= {int(first)} AND "
+            rows += window(conn, full, q, f"fts.rowid >= {int(first)} AND "
                                            f"fts.rowid < {int(last_fid)}", None)
         lower = first
     if not rows:
@@ -155,9 +146,10 @@ def _scored(conn: sqlite3.Connection, match: str, rows: list[tuple[Any, ...]]
         return [(fid, eid, kind, -2.2 / (1.3 + 0.9 * size / avg), ts, sid)
                 for fid, eid, kind, size, ts, sid in rows]
     fids = [fid for fid, *_ in rows]
-    bm25 = dict(_tuples(conn).execute(
-        f"SELECT rowid, bm25(fts, {COLUMN_WEIGHTS[0]}, {COLUMN_WEIGHTS[1]}) FROM fts "
-        "WHERE fts MATCH ? AND rowid BETWEEN ? AND ?", (match, min(fids), max(fids))).fetchall())
+    bm25 = dict(tuples(conn).execute(
+        f"SELECT rowid, bm25(fts, {', '.join(map(str, COLUMN_WEIGHTS))}) FROM fts "
+        "WHERE fts MATCH ? AND rowid BETWEEN ? AND ?", (words(match), min(fids), max(fids))
+    ).fetchall())
     return [(fid, eid, kind, bm25.get(fid, 0.0), ts, sid) for fid, eid, kind, _, ts, sid in rows]
 
 
@@ -167,67 +159,6 @@ def _matching(conn: sqlite3.Connection, match: str, rows: list[tuple[Any, ...]])
     return {r["fid"] for r in conn.execute(
         "SELECT rowid AS fid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?",
         (match, min(fids), max(fids)))}
-
-
-# Kinds whose FTS meta column always names the event's tool (tool.call fragments name their own
-# call, which need not be the event's first): a tool filter on them can narrow inside FTS5.
-_TOOL_META_KINDS = frozenset(("tool.result", "bash.command", "bash.output"))
-
-
-def _tool_phrases(f: Filters) -> str | None:
-    if not f.tools or not f.kinds or not set(f.kinds) <= _TOOL_META_KINDS:
-        return None
-    phrases = [" ".join(_TOKEN.findall(t)) for t in f.tools]
-    if not all(phrases):
-        return None
-    return "meta : (" + " OR ".join('"' + p.replace('"', '""') + '"' for p in phrases) + ")"
-
-
-def _window(conn: sqlite3.Connection, match: str, q: Query, rowids: str, limit: int | None
-            ) -> list[tuple[Any, ...]]:
-    """(fid, eid, kind, size, ts_ms, sid) of the visible, filtered matching fragments in a rowid
-    range, newest first (SQLite drives from FTS5 and stops at the limit). The size is the stored
-    text's (compressed text counted at 2.5 characters a byte), read from the record header
-    without loading the text."""
-    kind_where, kind_params = fragment_filters(q.filters)
-    extra = (" AND " + " AND ".join(kind_where)) if kind_where else ""
-    sql = f"""
-      SELECT f.fid, f.eid, f.kind,
-             length(f.text) * (CASE typeof(f.text) WHEN 'blob' THEN 2.5 ELSE 1.0 END), e.ts_ms,
-             e.sid
-      FROM fts JOIN fragments f ON f.fid = fts.rowid JOIN events e ON e.eid = f.eid
-      JOIN sessions s ON s.sid = e.sid
-      WHERE fts MATCH ? AND {rowids} AND {' AND '.join(q.where)}{extra}
-      ORDER BY fts.rowid DESC{f' LIMIT {int(limit)}' if limit else ''}"""
-    return _tuples(conn).execute(sql, [match, *q.params, *kind_params]).fetchall()
-
-
-def fragment_filters(f: Filters) -> tuple[list[str], list[Any]]:
-    """Clauses on the fragment `f`: its kind, not a call or result of an excluded tool (the
-    fragment's meta is the tool's name, with " error" after a failed result's), and no custom
-    entry's text of a type outside the server's registry (its meta is the custom type)."""
-    where: list[str] = []
-    params: list[Any] = []
-    if f.kinds:
-        where.append(f"f.kind IN ({','.join('?' * len(f.kinds))})")
-        params += f.kinds
-    if f.exclude_tools:
-        names = [*f.exclude_tools, *(f"{t} error" for t in f.exclude_tools)]
-        where.append("NOT (f.kind IN ('tool.call', 'tool.result') "
-                     f"AND f.meta IN ({','.join('?' * len(names))}))")
-        params += names
-    where.append(f"(f.kind <> 'custom.entry' OR f.meta IN "
-                 f"({','.join('?' * len(f.custom_types))}))")
-    params += f.custom_types
-    return where, params
-
-
-def _tuples(conn: sqlite3.Connection) -> sqlite3.Cursor:
-    """A cursor yielding plain tuples: a tier is up to CANDIDATES rows, each unpacked right next
-    to its SELECT, where building sqlite3.Row objects would cost more than the FTS5 lookup."""
-    cur = conn.cursor()
-    cur.row_factory = None
-    return cur
 
 
 def _coalesce(rows: list[tuple[Any, ...]]) -> list[tuple[int, int, int]]:

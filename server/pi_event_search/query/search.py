@@ -15,16 +15,27 @@ from typing import Any
 from pi_event_search.core import cursors
 from pi_event_search.core.authz import Scope, under_sql
 from pi_event_search.core.cursors import StaleCursor as StaleCursor  # its home; imported from here too
+from pi_event_search.core.eventref import format_ref
 from pi_event_search.core.filters import Filters as Filters  # its home; imported from here too
-from pi_event_search.core.wire import Hit
+from pi_event_search.core.wire import DidYouMean, Hit, TurnContext
 from pi_event_search.index import store
 from pi_event_search.query.asof import AsOf, as_of, unfiltered
 from pi_event_search.query.filepaths import relative_tail, targets
+from pi_event_search.query.inflect import forms
 from pi_event_search.query.parse import Parsed, parse
 from pi_event_search.query.prefixes import expand
-from pi_event_search.query.ranking import Picked, Position, Query, fragment_filters, ranked
+from pi_event_search.query.ranking import (
+    PARTIAL,
+    Picked,
+    Position,
+    Query,
+    fragment_filters,
+    ranked,
+)
+from pi_event_search.query.relax import camel_parts, synonyms
 from pi_event_search.query.shapes import EVENT_COLUMNS, hit_from_row
 from pi_event_search.query.snippets import snippet
+from pi_event_search.query.spelling import Visible, corrected
 
 MAX_LIMIT = 200
 
@@ -33,6 +44,7 @@ MAX_LIMIT = 200
 class Page:
     hits: list[Hit]
     next_cursor: str | None
+    did_you_mean: DidYouMean | None = None
 
 
 def _in(column: str, values: list[str], where: list[str], params: list[Any]) -> None:
@@ -110,15 +122,30 @@ class Question:
     ranking: Query | None
 
 
-def question(conn: sqlite3.Connection, parsed: Parsed, filters: Filters, scope: Scope
-             ) -> Question:
+def question(conn: sqlite3.Connection, parsed: Parsed, filters: Filters, scope: Scope,
+             relax: bool = False) -> Question:
     own = as_of(conn, scope, filters.session_id)
     where, params = event_filters(conn, unfiltered(filters) if own else filters, scope)
     if own:
         own.filter_sql(filters, where, params)
     ranking = None if parsed.match is None else Query(
-        expand(conn, parsed), filters, where, params, scope.fts_filter())
+        expand(conn, parsed), filters, where, params, scope.fts_filter(), relax)
     return Question(parsed, filters, where, params, own, ranking)
+
+
+def understood(conn: sqlite3.Connection, query: str, parsed: Parsed, filters: Filters,
+               scope: Scope, exact: bool) -> tuple[Parsed, DidYouMean | None]:
+    """The query as searched (its words the index holds nowhere corrected, unless `exact`, which
+    only suggests), and what was corrected."""
+    did = None
+    if parsed.terms:
+        where, params = session_filters(Filters(), scope)
+        kinds, values = fragment_filters(Filters(custom_types=filters.custom_types))
+        did = corrected(conn, query, parsed, Visible([*where, *kinds], [*params, *values],
+                                                     scope.fts_filter()))
+    if did is not None and not exact:
+        parsed = parse(did["query"], prefix_last=parsed.prefix is not None)
+    return parsed, did
 
 
 @contextmanager
@@ -136,16 +163,19 @@ def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
 
 
 def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope, *,
-           limit: int = 20, cursor: str | None = None, prefix_last: bool = False) -> Page:
+           limit: int = 20, cursor: str | None = None, prefix_last: bool = False,
+           exact: bool = False) -> Page:
+    """A page of hits; `exact` (protocol `match: "all"`): only events holding every word."""
     limit = max(1, min(limit, MAX_LIMIT))
     parsed = parse(query, prefix_last=prefix_last)
     key = cursors.key(query, asdict(filters), scope.roots, scope.current_session, scope.cutoff,
-                      prefix_last)
+                      prefix_last, exact)
     with snapshot(conn):
         gen = store.generation(conn)
         at = cursors.decode(cursor, key, gen, other="query or filters",
                             again="search") if cursor else ()
-        q = question(conn, parsed, filters, scope)
+        parsed, did = understood(conn, query, parsed, filters, scope, exact)
+        q = question(conn, parsed, filters, scope, relax=not exact)
         if q.ranking is None:
             if query.strip():
                 return Page([], None)
@@ -159,7 +189,7 @@ def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope,
             picked, end = ranked(conn, q.ranking, start, limit)
             after = None if end is None else (end.phase, end.below, end.skip, end.rank)
         hits = hits_of(conn, q, picked, range(offset, offset + len(picked)), scope)
-    return Page(hits, cursors.encode(key, gen, *after) if after else None)
+    return Page(hits, cursors.encode(key, gen, *after) if after else None, did)
 
 
 def position(at: tuple[int, ...], size: int) -> tuple[int, ...]:
@@ -204,13 +234,16 @@ def hits_of(conn: sqlite3.Connection, q: Question, picked: list[Picked], ranks: 
       FROM fragments f JOIN events e ON e.eid = f.eid JOIN sessions s ON s.sid = e.sid
       WHERE f.fid IN ({','.join('?' * len(picked))}) AND {' AND '.join(q.where)}"""
     rows = {r["fid"]: r for r in conn.execute(sql, [*(p.fid for p in picked), *q.params])}
+    turns = _turn_events(conn, [p.turn_eid for p in picked if p.turn_eid is not None])
+    labels = [t.label for t in parsed.terms]
+    loose = _loose_words(parsed) if any(p.tier == PARTIAL for p in picked) else ()
     names: dict[str, str | None] = {}
     hits = []
     for p, rank in zip(picked, ranks, strict=True):
         r = rows.get(p.fid)
         if r is None:
             continue
-        words = parsed.forms if p.tier else parsed.words
+        words = loose if p.tier == PARTIAL else parsed.forms if p.tier else parsed.words
         score = 0.0 if parsed.match is None else 1.0 / (1 + rank)
         # bm25 draws on statistics of the whole index, sessions the caller may not see
         # included: its value would tell how often a term occurs there. The score shown is the
@@ -219,8 +252,33 @@ def hits_of(conn: sqlite3.Connection, q: Question, picked: list[Picked], ranks: 
         sid = r["session_id"]
         if sid not in names:
             names[sid] = scope.session_name(conn, sid, r["session_name"])
+        context: TurnContext | None = None
+        if p.turn_eid is not None and p.turn_eid in turns:
+            entry = turns[p.turn_eid]
+            context = {"ref": format_ref(sid, entry), "entryId": entry, "matched": list(p.turn)}
         hit = hit_from_row(
             r, fragment_id=r["frag"], kind=r["kind"], score=score, session_name=names[sid],
-            snippet=snippet(r["text"], words, parsed.prefix, terms, conn))
+            snippet=snippet(r["text"], words, parsed.prefix, terms, conn),
+            matched=list(p.matched) if p.matched is not None else labels,
+            missing=list(p.missing), context=context)
         hits.append(q.own.patch(hit) if q.own else hit)
     return hits
+
+
+def _loose_words(parsed: Parsed) -> tuple[str, ...]:
+    """The words a partial hit's snippet marks: the query's, their inflections, their
+    synonyms and a camelCase term's parts."""
+    out = dict.fromkeys(parsed.forms)
+    for t in parsed.terms:
+        if t.word:
+            out.update(dict.fromkeys(f for w in synonyms(t.word) for f in forms(w)))
+        out.update(dict.fromkeys(camel_parts(t.raw) or ()))
+    return tuple(out)
+
+
+def _turn_events(conn: sqlite3.Connection, eids: list[int]) -> dict[int, str]:
+    """The entry ids of the events that lent a partial hit words of its turn."""
+    if not eids:
+        return {}
+    return {r["eid"]: r["entry_id"] for r in conn.execute(
+        f"SELECT eid, entry_id FROM events WHERE eid IN ({','.join('?' * len(eids))})", eids)}

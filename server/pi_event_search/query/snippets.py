@@ -203,8 +203,10 @@ def _combining() -> dict[int, None]:
     return {cp: None for cp in range(0x20000) if unicodedata.combining(chr(cp))}  # none above
 
 
+@lru_cache(maxsize=8192)
 def fold(token: str) -> str:
-    """Lower case without diacritics, as the FTS tokenizer sees a token."""
+    """Lower case without diacritics, as the FTS tokenizer sees a token (remembered: a page of
+    partial hits folds the same synonyms for every hit)."""
     decomposed = unicodedata.normalize("NFKD", token.lower())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 

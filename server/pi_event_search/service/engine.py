@@ -91,7 +91,12 @@ class Engine:
         self.lease = Lease(index_path)
         self._conn: sqlite3.Connection | None = None  # the write connection, while the writer
         self._files = FilesCache()  # what the last pass left in the files table (idle refreshes)
-        self._write_lock = threading.Lock()
+        # Held by a write (a pass, a file's refresh); reentrant: a write takes the lease inside it.
+        self._write_lock = threading.RLock()
+        # Taking and letting go of the writer role, from any thread: request threads and the
+        # server's background task race for it (two of them both found no writer and both took
+        # the lease; a reindex arriving meanwhile opened a second write connection).
+        self._role = threading.RLock()
         self._local = threading.local()
         # False: the lease is freed after each write (a server that does not watch: it writes
         # only when asked, and must leave the index to a server that follows it).
@@ -154,24 +159,32 @@ class Engine:
 
     def take_writer(self) -> bool:
         """Become the index's writer if no other process is, or its writer has gone silent
-        (stopped: lease.py); never waits long."""
-        if self._conn is not None and self.lease.lost:
-            self._drop_writer()  # another process took the lease while this one was stopped
-        if self._conn is not None and self.replaced():
-            self._conn.close()  # the index was moved aside: write the new one
-            self._conn = store.connect(self.index_path)
-            self._ino = damage.inode(self.index_path)
-            self.lease.guard(self._conn)
-        if self._conn is not None:
+        (stopped: lease.py); never waits long. One thread at a time; the write connection is
+        replaced only between writes (a write under way finds out itself: LeaseLost)."""
+        with self._role:
+            if self._conn is not None and (self.lease.lost or self.replaced()):
+                if not self._write_lock.acquire(blocking=False):
+                    return False  # a write under way on the old connection ends first
+                try:
+                    if self.lease.lost:
+                        self._drop_writer()  # another process took the lease meanwhile
+                    elif self.replaced():
+                        self._conn.close()  # the index was moved aside: write the new one
+                        self._conn = store.connect(self.index_path)
+                        self._ino = damage.inode(self.index_path)
+                        self.lease.guard(self._conn)
+                finally:
+                    self._write_lock.release()
+            if self._conn is not None:
+                return True
+            ino = damage.inode(self.index_path)
+            self._conn = self.lease.try_take(lambda: store.connect(self.index_path))
+            if self._conn is None:
+                return False
+            self._ino = ino
+            if self.index_path == locations.default_index_path(store.SCHEMA_VERSION):
+                store.remove_older_versions(self.index_path)
             return True
-        ino = damage.inode(self.index_path)
-        self._conn = self.lease.try_take(lambda: store.connect(self.index_path))
-        if self._conn is None:
-            return False
-        self._ino = ino
-        if self.index_path == locations.default_index_path(store.SCHEMA_VERSION):
-            store.remove_older_versions(self.index_path)
-        return True
 
     def still_writer(self) -> bool:
         """Whether this process still holds the lease (False once another took it over)."""
@@ -181,10 +194,11 @@ class Engine:
         return self._conn is not None
 
     def _drop_writer(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-        self.lease.release()
+        with self._role:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            self.lease.release()
 
     def yield_writer(self) -> None:
         """Free the lease now unless this process keeps it (a pass can fail before it writes)."""
@@ -391,19 +405,21 @@ class Engine:
         return indexer.Report(generation=store.generation(self.reader()))
 
     def search(self, query: str, filters: Filters, scope: Scope, *, limit: int = 20,
-               cursor: str | None = None, prefix_last: bool = False) -> Page:
+               cursor: str | None = None, prefix_last: bool = False, exact: bool = False
+               ) -> Page:
         query, filters, cursor = _cleaned(query, filters, cursor)
         return self._reading(lambda c: search(c, query, self._registered(c, filters), scope,
-                                              limit=limit, cursor=cursor, prefix_last=prefix_last))
+                                              limit=limit, cursor=cursor, prefix_last=prefix_last,
+                                              exact=exact))
 
     def search_groups(self, query: str, filters: Filters, scope: Scope, *, limit: int = 20,
                       cursor: str | None = None, prefix_last: bool = False,
-                      reveal_secrets: bool = False) -> GroupPage:
+                      reveal_secrets: bool = False, exact: bool = False) -> GroupPage:
         """The search's results grouped by session (query/groups.py)."""
         query, filters, cursor = _cleaned(query, filters, cursor)
         return self._reading(lambda c: grouped(c, query, self._registered(c, filters), scope,
                                                limit=limit, cursor=cursor, prefix_last=prefix_last,
-                                               reveal=reveal_secrets))
+                                               reveal=reveal_secrets, exact=exact))
 
     def sessions(self, filters: Filters, scope: Scope, *, limit: int = 50,
                  cursor: str | None = None, reveal_secrets: bool = False) -> SessionsResult:

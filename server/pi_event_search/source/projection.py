@@ -29,7 +29,12 @@ CONTEXT_ROLES = {
     "branch_summary": "summary",
     "model_change": "control",
     "thinking_level_change": "control",
+    "context_edit": "control",
 }
+# The message roles whose content a non-null context edit replaces (Pi's projectContextEntry;
+# hookMessage is custom before Pi's v3 migration). Any other role is kept in the facts: the tree
+# pass needs it (tree.replaceable, tree.is_system).
+REPLACEABLE_ROLES = ("user", "assistant", "toolResult", "custom", "hookMessage")
 
 
 @dataclass(slots=True)
@@ -64,6 +69,9 @@ class Event:
     call_ids: list[str] = field(default_factory=list)
     tree: dict[str, Any] = field(default_factory=dict)  # facts the tree pass needs
     secrets: dict[str, int] = field(default_factory=dict)  # credentials masked, by kind
+    # Facts of a typed event that reads show (tools a system message adds, a usage's tokens, what
+    # a context edit does, an answer's thinking level): from the source entry, never stored.
+    metadata: dict[str, Any] = field(default_factory=dict)
 
     @property
     def preview(self) -> str:
@@ -136,6 +144,11 @@ def scrub_all(events: list[Event], *, bounded: bool = True, reveal: bool = False
                 event.tree[key], kinds = secrets.scan(event.tree[key], reveal=reveal)
                 if key == "label" and kinds:
                     _count(event.secrets, kinds)
+        for key, value in event.metadata.items():  # recorded text too: names, a usage's note
+            if isinstance(value, str):
+                event.metadata[key] = secrets.scan(value, reveal=reveal)[0]
+            elif isinstance(value, list):
+                event.metadata[key] = [secrets.scan(v, reveal=reveal)[0] for v in value]
         event.fragments = [f for f in event.fragments if f.text.strip()]
 
 
@@ -151,6 +164,8 @@ def _message(event: Event, entry: dict[str, Any], cwd: str) -> None:
         return
     role = _s(msg.get("role")) or "unknown"
     event.role = role
+    if role not in REPLACEABLE_ROLES:
+        event.tree["role"] = role
     if role == "user":
         _blocks(event, msg.get("content"), "user.text", "message.content")
     elif role == "assistant":
@@ -163,10 +178,37 @@ def _message(event: Event, entry: dict[str, Any], cwd: str) -> None:
         meta = _s(msg.get("customType")) or ""
         _blocks(event, msg.get("content"), "custom.message", "message.content", meta)
         _details(event, msg, "message.details")
+    elif role == "system":
+        _system(event, msg)
     elif role == "pythonExecution":  # Oh My Pi's roles
         _python_execution(event, msg)
     elif role == "fileMention":
         _file_mention(event, msg, cwd)
+
+
+def _system(event: Event, msg: dict[str, Any]) -> None:
+    """Pi 1.x's prompt and tool loadout: `sections` patch the prompt by name (null removes one),
+    `toolsAdded`/`toolsRemoved` the tools. Each section is a `system.prompt` fragment (searched
+    only when asked for: every session repeats them), the tools are metadata."""
+    event.context_role = "control"
+    if isinstance(msg.get("content"), str) and msg["content"]:
+        event.fragments.append(Fragment("system.prompt:0", "system.prompt", msg["content"]))
+    sections = msg.get("sections")
+    removed: list[str] = []
+    if isinstance(sections, dict):
+        for i, (name, text) in enumerate(sections.items(), 1):
+            if isinstance(text, str):
+                event.fragments.append(Fragment(f"system.prompt:{i}", "system.prompt", text, name))
+            elif text is None:
+                removed.append(name)
+        event.metadata["sections"] = [n for n, v in sections.items() if isinstance(v, str)]
+    if removed:
+        event.metadata["sectionsRemoved"] = removed
+    for key in ("toolsAdded", "toolsRemoved"):
+        tools = msg.get(key)
+        if isinstance(tools, list):
+            event.metadata[key] = [t["name"] for t in tools
+                                   if isinstance(t, dict) and isinstance(t.get("name"), str)]
 
 
 def _blocks(event: Event, content: Any, kind: str, where: str, meta: str = "") -> None:
@@ -213,6 +255,9 @@ def _assistant(event: Event, msg: dict[str, Any], cwd: str) -> None:
         event.fragments.append(Fragment("assistant.text:0", "assistant.text", content))
     error = _s(msg.get("errorMessage"))
     event.is_error = msg.get("stopReason") == "error"
+    level = _s(msg.get("thinkingLevel"))
+    if level:
+        event.metadata["thinkingLevel"] = level
     if error:
         n = len(blocks)
         event.fragments.append(Fragment(f"assistant.text:{n}", "assistant.text", error, "error"))
@@ -459,6 +504,7 @@ def _compaction(event: Event, entry: dict[str, Any], cwd: str) -> None:
         event.tree["firstKept"] = kept
     elif isinstance(entry.get("firstKeptEntryIndex"), int):
         event.tree["firstKeptIndex"] = entry["firstKeptEntryIndex"]
+    _compaction_checkpoint(event, entry)
     _summary_files(event, entry, cwd)
 
 
@@ -520,6 +566,47 @@ def _custom(event: Event, entry: dict[str, Any], extractors: Registry) -> None:
         event.omissions.append(Omission("data", "payload", len(text_of(entry["data"]))))
 
 
+def _compaction_checkpoint(event: Event, entry: dict[str, Any]) -> None:
+    system = entry.get("systemMessage")
+    if isinstance(system, dict):
+        event.tree["systemMessage"] = True
+        event.omissions.append(Omission("systemMessage", "payload", len(text_of(system))))
+
+
+def _usage(event: Event, entry: dict[str, Any], cwd: str) -> None:
+    """Model-attributed usage outside any answer (Pi 1.x; cache warming, ...): counted, never
+    in the model context, no text."""
+    for key in ("kind", "provider", "model", "note"):
+        if isinstance(entry.get(key), str):
+            event.metadata[key] = entry[key]
+    usage = entry.get("usage")
+    if isinstance(usage, dict):
+        if isinstance(usage.get("totalTokens"), int | float):
+            event.metadata["totalTokens"] = usage["totalTokens"]
+        cost = usage.get("cost")
+        if isinstance(cost, dict) and isinstance(cost.get("total"), int | float):
+            event.metadata["cost"] = cost["total"]
+
+
+def _context_edit(event: Event, entry: dict[str, Any], cwd: str) -> None:
+    """An append-only edit of an earlier entry's part of the model context (Pi 1.x): null takes
+    the target out, anything else replaces its content. The replacement's text is what the model
+    read from then on: a `context.edit` fragment."""
+    target = _s(entry.get("targetId"))
+    if target:
+        event.relations.append(("edits", target))
+        event.tree["target"] = target
+        event.metadata["targetId"] = target
+    replacement = entry.get("replacement")
+    if replacement is None and "replacement" in entry:
+        event.tree["omit"] = True
+        event.metadata["replacement"] = "removed"
+        return
+    event.metadata["replacement"] = "replaced"
+    content = replacement.get("content") if isinstance(replacement, dict) else None
+    _blocks(event, content, "context.edit", "replacement.content")
+
+
 _HANDLERS = {
     "message": _message,
     "compaction": _compaction,
@@ -527,4 +614,6 @@ _HANDLERS = {
     "custom_message": _custom_message,
     "session_info": _session_info,
     "label": _label,
+    "usage": _usage,
+    "context_edit": _context_edit,
 }

@@ -4,6 +4,12 @@ The materialized leaf is the last entry in append order (Pi persists no leaf poi
 branch is the root-to-leaf path; the model context is that path, compaction-aware: the last
 compaction on the path stands for everything before its `firstKeptEntryId`.
 
+Pi 1.6 then applies context edits (`buildSessionProjection`): the latest `context_edit` in that
+context for a target wins; `replacement: null` takes the target out (`edited-out`), any other keeps
+it in with its content replaced (still `direct`; `States.edits` names the edit). System messages in
+the kept range of the last compaction are dropped: the compaction's `systemMessage` checkpoint
+stands for them.
+
 Oh My Pi's files (`source="omp"`) follow its own buildSessionContext: its `/clear` (a
 `reset_boundary` entry) ends the model context there, so when the last one on the path comes after
 the last compaction, everything before it is `cleared` (a compaction after it wins instead); and a
@@ -22,8 +28,8 @@ from typing import Any
 V1_PREFIX = "v1~"
 SKIPPED = "skipped"  # a fact: the entry is on a line Pi's loader cannot parse
 SELECTED, ALTERNATE, UNKNOWN = "selected", "alternate", "unknown"
-DIRECT, SUMMARIZED, NOT_SELECTED, NOT_APPLICABLE = (
-    "direct", "summarized", "not-selected", "not-applicable")
+DIRECT, SUMMARIZED, NOT_SELECTED, NOT_APPLICABLE, EDITED_OUT = (
+    "direct", "summarized", "not-selected", "not-applicable", "edited-out")
 CLEARED = "cleared"  # before Oh My Pi's /clear: on the selected path, out of the model context
 # On the selected path, in what Pi would replay, but left out by Oh My Pi's: a failed, aborted or
 # superseded answer and the results of its calls.
@@ -47,6 +53,9 @@ class States:
     branch: dict[str, str]
     selection: dict[str, str]
     path: list[str]
+    # target -> the context_edit that decides its content in the model context (the latest one
+    # there); only targets the edit changes: any target of a null one, the editable roles of others
+    edits: dict[str, str] = field(default_factory=dict)
 
 
 def makes_context(node: Node) -> bool:
@@ -56,6 +65,17 @@ def makes_context(node: Node) -> bool:
     if node.entry_type == "branch_summary":
         return not node.facts.get("emptySummary", False)
     return node.entry_type == "compaction"
+
+
+def is_system(node: Node) -> bool:
+    return node.entry_type == "message" and node.facts.get("role") == "system"
+
+
+def replaceable(node: Node) -> bool:
+    """Whether a non-null context edit replaces the entry's content (Pi's projectContextEntry:
+    user, assistant, tool-result and custom messages; projection.py records other roles)."""
+    return node.entry_type == "custom_message" or (
+        node.entry_type == "message" and "role" not in node.facts)
 
 
 def skipped(node: Node) -> bool:
@@ -85,11 +105,12 @@ def compute(nodes: list[Node], has_tree: bool, leaf: str | None = None, *,
                    else ALTERNATE if rooted.get(n.entry_id) else UNKNOWN for n in loaded})
     order = {n.entry_id: i for i, n in enumerate(loaded, 1)}  # Pi's entry index (header = 0)
     selection = dict(unknown)
-    selection.update(_selection(loaded, [by_id[i] for i in path], branch, order))
+    edits: dict[str, str] = {}
+    selection.update(_selection(loaded, [by_id[i] for i in path], branch, order, edits))
     if source == "omp":
         _clear(selection, [by_id[i] for i in path])
         _drop(selection, [by_id[i] for i in path])
-    return States(leaf, branch, selection, path)
+    return States(leaf, branch, selection, path, edits)
 
 
 def _path(by_id: dict[str, Node], leaf: str) -> list[str] | None:
@@ -134,7 +155,7 @@ def _rooted(by_id: dict[str, Node]) -> dict[str, bool]:
 
 
 def _selection(nodes: list[Node], path: list[Node], branch: dict[str, str],
-               order: dict[str, int]) -> dict[str, str]:
+               order: dict[str, int], edits: dict[str, str]) -> dict[str, str]:
     selection: dict[str, str] = {}
     for n in nodes:
         if not makes_context(n):
@@ -144,20 +165,40 @@ def _selection(nodes: list[Node], path: list[Node], branch: dict[str, str],
         else:
             selection[n.entry_id] = NOT_SELECTED
     last = max((i for i, n in enumerate(path) if n.entry_type == "compaction"), default=None)
-    for n in path:
-        if makes_context(n):
-            selection[n.entry_id] = DIRECT
     if last is None:
-        return selection
-    kept_id = _first_kept(path[last], nodes, order)
-    kept = next((i for i in range(last) if path[i].entry_id == kept_id), last)
-    for i in range(last):
-        n = path[i]
-        if makes_context(n) and i < kept:
-            selection[n.entry_id] = SUMMARIZED
-        elif n.entry_type == "compaction":
-            # An older compaction inside the kept range: Pi drops its summary from the context.
-            selection[n.entry_id] = NOT_SELECTED
+        context = path
+    else:
+        compaction = path[last]
+        kept_id = _first_kept(compaction, nodes, order)
+        kept = next((i for i in range(last) if path[i].entry_id == kept_id), last)
+        folded = SUMMARIZED if compaction.facts.get("systemMessage") else NOT_SELECTED
+        for i in range(last):
+            n = path[i]
+            if makes_context(n) and i < kept:
+                selection[n.entry_id] = SUMMARIZED
+            elif is_system(n):
+                # Pi drops system messages from the kept range: the compaction's prompt
+                # checkpoint (systemMessage) holds what they said.
+                selection[n.entry_id] = folded
+            elif n.entry_type == "compaction":
+                # An older compaction inside the kept range: Pi drops its summary from the context.
+                selection[n.entry_id] = NOT_SELECTED
+        context = [compaction] + [n for n in path[kept:last] if not is_system(n)] + path[last + 1:]
+    # Pi's buildSessionProjection: the latest edit of a target among the context entries wins
+    # (an edit on another branch, or summarized away, changes nothing).
+    latest: dict[str, Node] = {}
+    for n in context:
+        target = n.facts.get("target") if n.entry_type == "context_edit" else None
+        if isinstance(target, str):
+            latest[target] = n
+    for i, n in enumerate(context):
+        if not makes_context(n) or (i > 0 and n.entry_type == "compaction"):
+            continue
+        edit = latest.get(n.entry_id)
+        omitted = edit is not None and edit.facts.get("omit") is True
+        selection[n.entry_id] = EDITED_OUT if omitted else DIRECT
+        if edit is not None and (omitted or replaceable(n)):
+            edits[n.entry_id] = edit.entry_id
     return selection
 
 

@@ -70,6 +70,20 @@ H.run(function()
   end
   H.put("websocket", shown)
 
+  -- A word most events lack: the event holding both comes first, the rest are marked partial.
+  local partial = {}
+  for _, e in ipairs(find(finder, "zebrafish backoff")) do
+    local text, hls = e.display(e)
+    local marks = {}
+    for _, h in ipairs(hls) do
+      if h[2] == "PiEventsPartial" then
+        table.insert(marks, text:sub(h[1][1] + 1, h[1][2]))
+      end
+    end
+    table.insert(partial, { ref = e.ref, marks = marks })
+  end
+  H.put("partial", partial)
+
   -- Three prompts in a row: the first two requests are cancelled, only the last is delivered.
   local slow = search.new_finder({ client = c, debounce = 0, limit = 20 })
   local delivered, done = {}, 0

@@ -128,6 +128,16 @@ H.run(function()
   H.put("display", text)
   H.put("display_pieces", pieces)
   H.put("entry", { ref = entry.ref, filename = entry.filename, lnum = entry.lnum })
+  -- a partial hit (it lacks "bug") says so between the kind and the snippet
+  hit.matched, hit.missing = { "enoent" }, { "bug" }
+  local partial_text, partial_hls = search.display(hit)
+  local partial_pieces = {}
+  for _, h in ipairs(partial_hls) do
+    table.insert(partial_pieces, { partial_text:sub(h[1][1] + 1, h[1][2]), h[2] })
+  end
+  H.put("partial_display", partial_text)
+  H.put("partial_pieces", partial_pieces)
+  hit.matched, hit.missing = nil, nil
   H.check("bad hit gives no entry", search.make_entry({}) == nil)
 
   -- finder against a fake client ---------------------------------------------------------------

@@ -131,6 +131,18 @@ function M.read(result)
   if ev.isError == true then
     b:add("error:      yes", "PiEventsError")
   end
+  local edit = ev.contextEdit
+  if type(edit) == "table" and present(edit.ref) then
+    -- Pi 1.x: a context edit decides this entry's part of the model context; the text is the original
+    b:field(
+      "edit",
+      ("%s by %s (shown: the original)"):format(
+        edit.replacement == "removed" and "removed from the model context"
+          or "content replaced in the model context",
+        edit.ref
+      )
+    )
+  end
   b:field("source", present(src.path) and (src.path .. ":" .. tostring(src.line)) or nil)
   for _, frag in ipairs(result.fragments or {}) do
     b:add("")

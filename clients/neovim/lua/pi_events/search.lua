@@ -63,7 +63,23 @@ end
 
 M.KIND_WIDTH = 18
 
---- Display line and highlights for one hit: `kind  snippet  session · time`.
+--- What a partial hit (it lacks some of the query's words: ranked relaxation) shows before its
+--- snippet: `partial −bug −sleep  `; empty for a hit holding every word.
+---@param hit table
+---@return string
+function M.partial_label(hit)
+  local missing = type(hit.missing) == "table" and hit.missing or {}
+  if #missing == 0 then
+    return ""
+  end
+  local words = {}
+  for _, w in ipairs(missing) do
+    table.insert(words, "−" .. require("pi_events.untrusted").blank(tostring(w)))
+  end
+  return "partial " .. table.concat(words, " ") .. "  "
+end
+
+--- Display line and highlights for one hit: `kind  [partial −word]  snippet  session · time`.
 --- Highlights are `{ {start_byte, end_byte}, group }` (0-based, end exclusive), telescope's format.
 ---@param hit table
 ---@return string line
@@ -71,13 +87,17 @@ M.KIND_WIDTH = 18
 function M.display(hit)
   local kind = M.kind_label(hit)
   local kind_col = kind .. string.rep(" ", math.max(1, M.KIND_WIDTH - vim.fn.strdisplaywidth(kind)))
+  local partial = M.partial_label(hit)
   -- Same byte length: keeps the match offsets valid.
   local snippet = require("pi_events.untrusted").blank(hit.snippet or "")
   local meta = M.session_label(hit) .. " · " .. M.short_time(hit.timestamp)
-  local line = kind_col .. snippet .. "  " .. meta
+  local line = kind_col .. partial .. snippet .. "  " .. meta
   local kind_group = hit.isError == true and "PiEventsError" or "PiEventsKind"
   local hls = { { { 0, #kind }, kind_group } }
-  local base = #kind_col
+  if partial ~= "" then
+    table.insert(hls, { { #kind_col, #kind_col + #partial - 2 }, "PiEventsPartial" })
+  end
+  local base = #kind_col + #partial
   for _, m in ipairs(hit.matches or {}) do
     local s, e = M.byteindex(snippet, m[1]), M.byteindex(snippet, m[2])
     if e > s then

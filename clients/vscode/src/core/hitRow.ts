@@ -9,7 +9,7 @@
  * nothing, and all empty labels compare equal, so the server's order is kept as sent.
  * Pure: no vscode import.
  */
-import { type Hit } from './protocol';
+import { type DidYouMean, type Hit } from './protocol';
 import { kindIcon, kindTitle, relativeTime } from './render';
 
 /**
@@ -120,12 +120,28 @@ export interface RowOptions {
   shorten?: (path: string) => string;
 }
 
+/**
+ * A partial hit (it lacks some query words: ranked relaxation) says so right after its kind, in
+ * words: "partial, missing bug". Empty for a hit holding every word.
+ */
+export function partialNote(hit: Pick<Hit, 'missing'>): string {
+  const missing = hit.missing ?? [];
+  return missing.length ? `partial, missing ${missing.join(', ')}` : '';
+}
+
+/** The picker's word on a corrected query: "searched for reconnect (no event holds recconect)". */
+export function correctionText(result: { didYouMean?: DidYouMean | null }): string {
+  const d = result.didYouMean;
+  if (!d?.corrections.length) return '';
+  return `Searched for "${d.query}": no event holds ${d.corrections.map((c) => `"${c.word}"`).join(', ')}`;
+}
+
 /** "Tool result: bash (error), 3 hours ago, fix the build (proj), alternate branch". */
 export function hitRow(hit: Hit, opts: RowOptions): Row {
   const short = (p: string): string => (opts.shorten ? opts.shorten(p) : p);
   const cwd = hit.cwd ? short(hit.cwd) : '';
   const session = hit.sessionName ? `${hit.sessionName}${cwd ? ` (${cwd})` : ''}` : cwd || hit.sessionId;
-  const parts = [kindTitle(hit.kind, hit.toolName, hit.isError), spokenTime(hit.timestamp, opts.now), session];
+  const parts = [kindTitle(hit.kind, hit.toolName, hit.isError), partialNote(hit), spokenTime(hit.timestamp, opts.now), session];
   if (hit.branchState && hit.branchState !== 'selected') parts.push(`${hit.branchState} branch`);
   if (hit.selectionState && hit.selectionState !== 'direct' && hit.selectionState !== 'not-applicable') {
     parts.push(hit.selectionState.replace(/-/g, ' '));

@@ -6,7 +6,7 @@
  * no inline handlers). Pure: no vscode import.
  */
 import { type Fragment, type Node, type Omitted, type ReadResult, type TraceResult, isVisible } from './protocol';
-import { formatBytes, hasMore, kindTag, kindTitle, relativeTime, stepTarget, traceEntries } from './render';
+import { contextEditText, formatBytes, hasMore, kindTag, kindTitle, relativeTime, stepTarget, traceEntries } from './render';
 
 /** What the page asks of the extension (webview.postMessage from its script). */
 export type ReadMessage =
@@ -159,6 +159,7 @@ export function readHtml(r: ReadResult, opts: PageOptions): string {
     fact('Entry', `<code>${esc(e.entryId)}</code>${entry ? ` · ${entry}` : ''}${parent}`),
     kinds.length ? fact('Kinds', esc(kinds.join(', '))) : '',
     states.length ? fact('State', esc(states.join(' · '))) : '',
+    e.contextEdit ? fact('Context edit', esc(contextEditText(e.contextEdit))) : '',
     fact('Source', `<a href="#" data-action="source" title="Open the JSONL line">${esc(`${r.source.path}:${r.source.line}`)}</a>`),
   ].join('');
   const fragments = r.fragments.length ? r.fragments.map(fragmentHtml).join('') : '<p class="muted">No searchable content.</p>';

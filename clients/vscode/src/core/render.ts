@@ -56,12 +56,21 @@ const ICONS: Record<string, string> = {
   'custom.message': 'extensions',
   'custom.entry': 'extensions',
   'session.name': 'tag',
+  'context.edit': 'edit',
+  'system.prompt': 'settings-gear',
   'python.code': 'terminal',
   'python.output': 'debug-console',
   'file.mention': 'file',
   'ttsr.rules': 'law',
   'session.task': 'tasklist',
 };
+
+/** What a Pi 1.x context edit did to the entry's part of the model context, or '' without one. */
+export function contextEditText(edit: { ref: string; replacement: string } | undefined): string {
+  if (!edit) return '';
+  const what = edit.replacement === 'removed' ? 'removed from the model context' : 'content replaced in the model context';
+  return `${what} by ${edit.ref} (the content shown is the original)`;
+}
 
 const SOURCES: Record<string, string> = { pi: 'Pi', omp: 'Oh My Pi' };
 
@@ -103,6 +112,10 @@ export function kindTag(kind: string | null | undefined, toolName?: string | nul
       return 'entry';
     case 'session.name':
       return 'name';
+    case 'context.edit':
+      return 'context edit';
+    case 'system.prompt':
+      return 'system';
     case 'python.code':
       return 'python';
     case 'python.output':
@@ -130,6 +143,8 @@ const TITLES: Record<string, string> = {
   'custom.message': 'Custom message',
   'custom.entry': 'Custom entry',
   'session.name': 'Session name',
+  'context.edit': 'Context edit',
+  'system.prompt': 'System prompt',
   'python.code': 'Python cell',
   'python.output': 'Python output',
   'file.mention': 'Mentioned file',
@@ -251,6 +266,8 @@ export function readMarkdown(r: ReadResult, opts: ReadOptions): string {
     e.selectionState ? `selection ${e.selectionState}` : '',
   ].filter(Boolean);
   if (states.length) lines.push(`- **State:** ${states.join(' · ')}`);
+  const edit = contextEditText(e.contextEdit);
+  if (edit) lines.push(`- **Context edit:** ${escapeMarkdown(edit)}`);
   lines.push(`- **Source:** ${code(`${r.source.path}:${r.source.line}`)}`);
   lines.push('');
   lines.push('## Content', '');

@@ -5,8 +5,8 @@
  * text only (picker fields with `$(…)` escaped, tree labels and string tooltips), never as
  * Markdown or HTML. Pure: no vscode, no I/O.
  */
-import type { Hit, IndexingState, Node, SearchFilters, SearchParams } from './protocol';
-import { type Row, type RowOptions, escapeIcons, highlight, spokenTime } from './hitRow';
+import type { DidYouMean, Hit, IndexingState, Node, SearchFilters, SearchParams } from './protocol';
+import { type Row, type RowOptions, escapeIcons, highlight, partialNote, spokenTime } from './hitRow';
 import { kindTitle } from './render';
 
 export const SESSION_METHODS = {
@@ -38,6 +38,7 @@ export interface GroupedSearchParams extends SearchParams {
 export interface GroupedSearchResult {
   sessions: SessionGroup[];
   nextCursor: string | null;
+  didYouMean?: DidYouMean | null;
   indexing?: IndexingState | null;
 }
 
@@ -111,7 +112,7 @@ export function groupRow(group: SessionGroup, opts: RowOptions): Row {
     label: '',
     icon: group.parentSession ? 'repo-forked' : 'comment-discussion',
     description: escapeIcons(oneLine(parts.filter(Boolean).join(', '))),
-    detail: escapeIcons(oneLine(`${kindTitle(top.kind, top.toolName, top.isError)}: ${snippet}`)),
+    detail: escapeIcons(oneLine(`${[kindTitle(top.kind, top.toolName, top.isError), partialNote(top)].filter(Boolean).join(', ')}: ${snippet}`)),
   };
 }
 
@@ -139,6 +140,8 @@ const KIND_WORDS: [kind: string, one: string, many: string][] = [
   ['custom.message', 'custom message', 'custom messages'],
   ['custom.entry', 'custom entry', 'custom entries'],
   ['session.name', 'name change', 'name changes'],
+  ['context.edit', 'context edit', 'context edits'],
+  ['system.prompt', 'system prompt', 'system prompts'],
   ['python.code', 'Python cell', 'Python cells'],
   ['python.output', 'Python output', 'Python outputs'],
   ['file.mention', 'mentioned file', 'mentioned files'],

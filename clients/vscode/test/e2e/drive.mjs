@@ -151,6 +151,18 @@ try {
     break flow;
   }
 
+  // 1b. A query with a word most events lack: partial hits follow the full one, marked as such;
+  // a word no event holds is corrected, and the title says so.
+  if (cfg.partialQuery) {
+    const partial = await searchFor(page, cfg.partialQuery);
+    out.partial = { logged: partial.logged, rows: partial.rows };
+    await shot(page, 'search-partial');
+    await page.keyboard.press('Escape');
+    const typo = await searchFor(page, cfg.typoQuery);
+    out.typo = { logged: typo.logged, title: await page.locator('.quick-input-widget .quick-input-title').innerText() };
+    await page.keyboard.press('Escape');
+  }
+
   // 2. Search, type a two-word query: items in the server's order.
   const first = await searchFor(page, cfg.query);
   out.search = { logged: first.logged, rows: first.rows };

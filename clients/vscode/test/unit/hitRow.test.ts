@@ -2,12 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   ariaLabel,
+  correctionText,
   escapeIcons,
   highlight,
   highlightStyle,
   hitRow,
   messageRow,
   normaliseRanges,
+  partialNote,
   spokenTime,
   unbold,
 } from '../../src/core/hitRow';
@@ -54,6 +56,20 @@ describe('highlight', () => {
 });
 
 describe('hitRow', () => {
+  it('says a partial hit is partial, with the words it lacks, right after its kind', () => {
+    const r = hitRow(hit({ matched: ['npm', 'enoent'], missing: ['bug'] }), { now: NOW, style: 'native' });
+    assert.equal(r.description, 'Tool result: bash (error), partial, missing bug, 2 hours ago, fix the build (/home/u/proj)');
+    assert.equal(hitRow(hit({ matched: ['npm'], missing: [] }), { now: NOW, style: 'native' }).description, 'Tool result: bash (error), 2 hours ago, fix the build (/home/u/proj)');
+    assert.equal(partialNote({ missing: ['bug', '"after sleep"'] }), 'partial, missing bug, "after sleep"');
+    assert.equal(partialNote({}), '', 'an older server sends no missing: a full hit');
+  });
+
+  it('names a corrected word', () => {
+    assert.equal(correctionText({ didYouMean: { query: 'websocket reconnect', corrections: [{ word: 'recconect', suggestion: 'reconnect' }] } }), 'Searched for "websocket reconnect": no event holds "recconect"');
+    assert.equal(correctionText({ didYouMean: null }), '');
+    assert.equal(correctionText({}), '');
+  });
+
   it('reads kind, time, session, then the snippet', () => {
     const r = hitRow(hit(), { now: NOW, style: 'native' });
     assert.equal(r.label, '');

@@ -49,6 +49,8 @@ describe('kinds', () => {
     assert.equal(kindTag('tool.result', 'bash', true), 'result! bash');
     assert.equal(kindTag('tool.call', 'read'), 'call read');
     assert.equal(kindTag('summary.branch'), 'branch summary');
+    assert.equal(kindTag('context.edit'), 'context edit');
+    assert.equal(kindTag('system.prompt'), 'system');
     assert.equal(kindTag('python.output', 'python', true), 'python-out!');
     assert.equal(kindIcon('python.code', true), 'error');
     assert.equal(kindTag('file.mention'), 'mention');
@@ -63,6 +65,13 @@ describe('readMarkdown', () => {
     assert.match(md, /\*\*Entry:\*\* `5e6f7081` · `message` · `toolResult` · `bash` · parent `4d5e6f70`/);
     assert.match(md, /branch selected · context conversation · selection direct/);
     assert.match(md, /`\/s\/x\.jsonl:6`/);
+  });
+  it('names the Pi 1.x context edit that decides the entry, and only then', () => {
+    assert.doesNotMatch(md, /Context edit/);
+    const edited = { ...READ, event: { ...READ.event, selectionState: 'edited-out', contextEdit: { ref: 'pi-event:S/e9', replacement: 'removed' } } };
+    const out = readMarkdown(edited, { now: NOW });
+    assert.match(out, /selection edited-out/);
+    assert.match(out, /\*\*Context edit:\*\* removed from the model context by pi-event:S\/e9 \(the content shown is the original\)/);
   });
   it('fences content that contains backticks and says what is outside the window', () => {
     assert.match(md, /### tool\.result:0 \(characters 0–17 of 5,242,880\)/);

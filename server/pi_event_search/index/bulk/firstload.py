@@ -100,8 +100,7 @@ def bulk_apply(p: Pass, report: Report, first: bool, early: set[str], scope: Pas
     p.observed = sorted((o for o in everything if o.path not in early),
                         key=lambda o: -o.mtime_ns)
     p.done = len(early)
-    scope.load = ftsload.begin(conn, first=first)
-    p.fulltext = scope.load or FullText(conn)
+    p.fulltext = ftsload.begin(conn, scope, first=first) or FullText(conn)
     passes.apply_all(p, report)
     p.observed = everything
 

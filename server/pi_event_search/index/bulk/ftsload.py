@@ -12,9 +12,11 @@ transaction: the same tokenizer over the same rows gives the same bytes.
 The main index stays the source of truth. A load killed midway leaves its fragments, their
 placeholders and a flag; the next pass empties the side file, feeds it the fragments already
 committed (from their stored text), and carries on (or, without a side load, indexes them in the
-main index). While a load runs, its process holds an exclusive lock on the side file: another
-process that finds a load unfinished waits for that lock before it writes (a dead process holds
-no lock). The side file never holds anything the main index does not.
+main index). The side file belongs to the writer lease: `<index>.fts-load-<epoch>.sqlite3`, the
+epoch of the lease that loads (service/lease.py). A new holder never waits on an older one's side
+file, even a stopped holder's that is still open and locked: it deletes it and starts its own
+(the stopped one's worker writes on into a deleted file; its next write transaction raises
+LeaseLost). The side file never holds anything the main index does not.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import sys
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pi_event_search.index import locks, memo, store, textcodec
 
@@ -39,7 +41,7 @@ except ImportError:  # not POSIX: no side load (begin returns None), one writer 
     fcntl = resource = None  # type: ignore[assignment]
 from pi_event_search.core.authz import place_tokens, with_places
 from pi_event_search.index.bulk.ftsworker import COMMIT, DELETE, END, INSERT, ROLLBACK, frame
-from pi_event_search.index.fulltext import INSERT_SQL, FullText
+from pi_event_search.index.fulltext import INSERT_SQL, FullText, with_parts
 from pi_event_search.index.readahead import cores
 
 _SHADOW = ("fts_data", "fts_idx", "fts_docsize", "fts_config")
@@ -53,28 +55,29 @@ def _main_file(conn: sqlite3.Connection) -> str:
 
 
 def side_path(conn: sqlite3.Connection) -> Path:
-    return Path(_main_file(conn) + ".fts-load.sqlite3")
+    """This lease's side file (the epoch is the writer's own: store.begin checks it)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'lease'").fetchone()
+    return Path(f"{_main_file(conn)}.fts-load-{row['value'] if row is not None else 0}.sqlite3")
 
 
-OTHER_LOADER_WAIT = 120.0  # seconds; only a process without the writer lease (an older
-# server on the same file) can be loading beside us
+def side_files(index: str) -> list[Path]:
+    """Every side file of an index, of any lease (and of versions that named it without)."""
+    folder, name = os.path.split(index)
+    return [p for p in Path(folder or ".").glob(f"{name}.fts-load*")
+            if p.name.split(".fts-load", 1)[1][:1] in ("-", ".")]
 
 
-def wait_for_other_loader(conn: sqlite3.Connection) -> None:
-    """Wait (bounded: locks.Busy says so) while another process is bulk loading this index (it
-    holds the side file's lock)."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'fts_load'").fetchone()
-    path = side_path(conn)
-    if row is None or fcntl is None or not path.exists():
-        return
-    locks.unlock(locks.wait_lock(path, OTHER_LOADER_WAIT, "another process's bulk load"))
+# Seconds another engine of this process (the same lease, so the same side file) may hold the
+# side file: two engines of one process both bulk loading (a library user's).
+OTHER_LOADER_WAIT = 120.0
 
 
-def begin(conn: sqlite3.Connection, *, first: bool = False) -> FtsLoad | None:
+def begin(conn: sqlite3.Connection, scope: Scope, *, first: bool = False) -> FtsLoad | None:
     """Start a side load for a bulk load into an empty full-text index (or, `first`, an index
     whose only rows are this first pass's newest sessions: caught up like a killed load's), with
     two cores or more (PIES_FTS_LOAD=0 turns it off, =1 forces it); None when the rows go to the
-    main index as usual."""
+    main index as usual. The load belongs to `scope` from its creation: whatever raises after
+    it (LeaseLost, a lock, a full disk), the scope's exit stops its worker and unlocks it."""
     resumed = conn.execute("SELECT 1 FROM meta WHERE key = 'fts_load'").fetchone() is not None
     forced = os.environ.get("PIES_FTS_LOAD")
     load = None
@@ -85,6 +88,8 @@ def begin(conn: sqlite3.Connection, *, first: bool = False) -> FtsLoad | None:
         # No side file possible here (a read-only directory...): one writer, as before.
         with contextlib.suppress(OSError):
             load = FtsLoad(conn, side_path(conn))
+    if load is not None:
+        scope.load = load
     if load is None:
         if resumed:  # a killed side load left placeholders: the real rows, here and now
             with store.transaction(conn):
@@ -93,12 +98,14 @@ def begin(conn: sqlite3.Connection, *, first: bool = False) -> FtsLoad | None:
         return None
     with store.transaction(conn):
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('fts_load', '1')")
-    try:
-        load.catch_up()
-    except BaseException:
-        load.abandon()
-        raise
+    load.catch_up()
     return load
+
+
+class Scope(Protocol):
+    """Where a pass keeps its side load (bulk/passscope.py)."""
+
+    load: FtsLoad | None
 
 
 class FtsLoad(FullText):
@@ -109,16 +116,20 @@ class FtsLoad(FullText):
         super().__init__(conn)
         self.path = path
         self.feeding = True  # until close_input: rows go to the side database
-        self.lock: int | None = locks.wait_lock(path, OTHER_LOADER_WAIT,
-                                                "another process's bulk load")
-        os.ftruncate(self.lock, 0)  # whatever a killed load left: rebuilt from the fragments
-        for extra in ("-journal", "-wal", "-shm"):
-            Path(str(path) + extra).unlink(missing_ok=True)
+        self.lock: int | None = None
+        self.abandoned = False
+        for stale in side_files(_main_file(conn)):  # older leases' files (this lease's own
+            if not stale.name.startswith(path.name):  # may be another engine's, loading)
+                stale.unlink(missing_ok=True)
+        self.lock = locks.wait_lock(path, OTHER_LOADER_WAIT, "another engine's bulk load")
         try:
+            os.ftruncate(self.lock, 0)  # whatever a killed load left: rebuilt from the fragments
+            for extra in ("-journal", "-wal", "-shm"):
+                Path(str(path) + extra).unlink(missing_ok=True)
             self.proc = subprocess.Popen(  # noqa: S603 - our own module, our own interpreter
                 [sys.executable, "-m", "pi_event_search.index.bulk.ftsworker", str(path)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        except OSError:
+        except BaseException:
             self._unlock()
             raise
         # Rows go over in frames of about FRAME_CHARS characters of text, at most QUEUED of them
@@ -127,11 +138,16 @@ class FtsLoad(FullText):
         self.pending: list[tuple[Any, ...]] = []
         self.pending_chars = 0
         self.error: BaseException | None = None
-        self.abandoned = False
         self.cpu = 0.0  # the worker's, once it is done
         self.rss = (0.0, 0.0)  # peak MB of this process and of the worker, once it is done
         self.thread = threading.Thread(target=self._run, name="pies-fts-send", daemon=True)
-        self.thread.start()
+        try:
+            self.thread.start()
+        except BaseException:
+            self.proc.kill()
+            self.proc.wait()
+            self._unlock()
+            raise
 
     def insert(self, rows: list[tuple[Any, ...]]) -> None:
         """Placeholders here (every committed fragment has its full-text row; the copy at the
@@ -285,7 +301,7 @@ def _same_rows(conn: sqlite3.Connection) -> bool:
 def _reindex(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO main.fts(fts) VALUES ('delete-all')")
     for rows in _committed(conn):
-        conn.executemany(INSERT_SQL.replace("INTO fts", "INTO main.fts"), rows)
+        conn.executemany(INSERT_SQL.replace("INTO fts", "INTO main.fts"), with_parts(rows))
 
 
 def _committed(conn: sqlite3.Connection) -> Iterator[list[tuple[Any, ...]]]:

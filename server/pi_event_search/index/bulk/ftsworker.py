@@ -20,13 +20,12 @@ import sys
 import time
 from typing import Any, BinaryIO
 
-from pi_event_search.index import store  # the main index's table definition
+from pi_event_search.index import fulltext, store  # the main index's table and its rows
 from pi_event_search.index.bulk import mode  # and its bulk load's settings
 
 HEADER = struct.Struct("!cI")
 INSERT, DELETE, COMMIT, ROLLBACK, END = b"I", b"D", b"C", b"R", b"E"
-_SQL = {INSERT: "INSERT INTO fts (rowid, text, meta) VALUES (?,?,?)",
-        DELETE: "INSERT INTO fts (fts, rowid, text, meta) VALUES ('delete', ?, ?, ?)"}
+_SQL = {INSERT: fulltext.INSERT_SQL, DELETE: fulltext.DELETE_SQL}
 
 
 def frame(op: bytes, rows: list[tuple[Any, ...]] | None = None) -> bytes:
@@ -59,7 +58,7 @@ def serve(side: sqlite3.Connection, inp: BinaryIO, table_sql: str, hash_bytes: i
             continue
         if not side.in_transaction:
             side.execute("BEGIN")
-        side.executemany(_SQL[op], pickle.loads(payload))
+        side.executemany(_SQL[op], fulltext.with_parts(pickle.loads(payload)))
     if side.in_transaction:
         side.execute("ROLLBACK")  # rows the writer never committed
     # The merge rewrites the whole index in one transaction: no rollback journal for it (it held

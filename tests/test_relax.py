@@ -1,0 +1,72 @@
+"""Partial matches in the engine (real SQLite): identifier parts as indexed, and each synonym
+group of query/synonyms.json finding its other words (over the server: tests/lsp/test_relax_lsp.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from builder import SessionBuilder
+from engine_support import ALL, engine
+from pi_event_search.index.fulltext import identifier_parts
+from pi_event_search.query.inflect import forms
+from pi_event_search.query.relax import synonym_groups
+from pi_event_search.query.search import Filters
+from support import PiHome
+
+
+@pytest.mark.parametrize(("text", "parts"), [
+    ("retryCount = 3", "retry count"),
+    ("new SessionManager().open()", "session manager"),
+    ("HTTPServer and parseJSON2", "http server parse json 2"),
+    ("snake_case and kebab-case stay with the tokenizer", ""),
+    ("retryCount retryCount", "retry count"),
+    ("", ""),
+])
+def test_identifier_parts(text, parts):
+    assert identifier_parts(text) == parts
+
+
+@pytest.fixture(scope="module")
+def synonym_index(tmp_path_factory):
+    """One event per word of every group, each with a marker word of its own."""
+    root = tmp_path_factory.mktemp("syn")
+    home = PiHome(root, root / "agent", root / "agent" / "sessions", root / "index.sqlite3")
+    home.sessions.mkdir(parents=True)
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in home.env().items():
+            if key in ("PI_CODING_AGENT_DIR", "PI_EVENT_SEARCH_INDEX", "XDG_CACHE_HOME",
+                       "XDG_CONFIG_HOME"):
+                mp.setenv(key, value)
+        sb = SessionBuilder(home.sessions, "/p")
+        ids = {}
+        for g, group in enumerate(synonym_groups()):
+            for w, word in enumerate(group):
+                ids[(g, w)] = sb.user(f"marker{g}x{w} {word}")
+        e = engine(home.index)
+        e.refresh()
+        yield e, ids
+
+
+@pytest.mark.parametrize("group", range(len(synonym_groups())))
+def test_each_synonym_group_finds_its_other_words_below_the_word_as_typed(synonym_index, group):
+    e, ids = synonym_index
+    words = synonym_groups()[group]
+    asked = words[0]
+    for w, _ in enumerate(words[1:], start=1):
+        page = e.search(f"marker{group}x{w} {asked}", Filters(), ALL, limit=50)
+        hit = next(h for h in page.hits if h["entryId"] == ids[(group, w)])
+        assert hit["missing"] == [] and hit["matched"] == [f"marker{group}x{w}", asked]
+        # the event holding the word as typed (and not the marker) ranks below it, partial
+        typed = next(h for h in page.hits if h["entryId"] == ids[(group, 0)])
+        assert typed["missing"] == [f"marker{group}x{w}"]
+    # and never with match "all"
+    assert not e.search(f"marker{group}x1 {asked}", Filters(), ALL, exact=True).hits
+
+
+def test_every_synonym_group_is_well_formed():
+    groups = synonym_groups()
+    words = [w for g in groups for w in g]
+    assert len(words) == len(set(words)), "a word in two groups"
+    assert all(len(g) >= 2 and all(w.isalpha() and w.islower() for w in g) for g in groups)
+    # an inflection is found anyway, as typed: a group lists each word once, in one form
+    assert not [(a, b) for g in groups for a in g for b in g if a != b and b in forms(a)]
