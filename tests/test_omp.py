@@ -152,6 +152,17 @@ def test_searched_read_and_traced(omp_env: tuple[Path, dict[str, Any]]) -> None:
     assert PIN_HASH not in json.dumps(pin)
     usage = e.read(f"pi-event:{main['sessionId']}/{m['usage']}", ALL)
     assert usage["event"]["entryType"] == "model_usage"
+    assert usage["event"]["metadata"] == {"purpose": "title", "role": "smol",
+                                          "provider": "anthropic", "model": "claude-haiku-4-5",
+                                          "stopReason": "stop", "totalTokens": 160}
+    smol = e.read(f"pi-event:{main['sessionId']}/{m['smol']}", ALL)["event"]
+    assert smol["metadata"] == {"model": "anthropic/claude-haiku-4-5", "role": "smol"}
+    assert e.read(f"pi-event:{main['sessionId']}/{m['pin']}", ALL)["event"]["metadata"] == \
+        {"provider": "anthropic"}
+    assert e.read(f"pi-event:{main['sessionId']}/{m['plan']}", ALL)["event"]["metadata"] == \
+        {"mode": "plan"}
+    init = e.read(f"pi-event:{sub['sessionId']}/{sub['marks']['init']}", ALL)["event"]
+    assert init["metadata"]["agent"] == "scout" and init["metadata"]["tools"] == ["read", "grep"]
 
     trace = e.trace(f"pi-event:{sub['sessionId']}/{sub['marks']['report']}", ALL)
     parent = [x for x in trace["lineage"] if x["relation"] == "session-parent"]

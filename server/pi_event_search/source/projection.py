@@ -436,6 +436,7 @@ def _title_change(event: Event, entry: dict[str, Any], cwd: str) -> None:
     if name:
         event.fragments.append(Fragment("session.name:0", "session.name", name))
     event.tree["name"] = name
+    _facts(event, entry, ("source", "trigger"))
 
 
 def _ttsr_injection(event: Event, entry: dict[str, Any], cwd: str) -> None:
@@ -443,6 +444,28 @@ def _ttsr_injection(event: Event, entry: dict[str, Any], cwd: str) -> None:
     rules = [r for r in entry.get("injectedRules") or [] if isinstance(r, str) and r.strip()]
     if rules:
         event.fragments.append(Fragment("ttsr.rules:0", "ttsr.rules", "\n".join(rules), "ttsr"))
+        event.metadata["rules"] = rules
+
+
+def _model_change(event: Event, entry: dict[str, Any], cwd: str) -> None:
+    """The model a role uses from here: Pi's `{provider, modelId}`, Oh My Pi's `{model:
+    "provider/id", role}` (a role other than `default`: `smol`, `slow`, ...)."""
+    model = _s(entry.get("model"))
+    provider, model_id = _s(entry.get("provider")), _s(entry.get("modelId"))
+    if model is None and provider and model_id:
+        model = f"{provider}/{model_id}"
+    if model:
+        event.metadata["model"] = model
+    _facts(event, entry, ("role",))
+
+
+def _facts(event: Event, entry: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """Short fields of a typed event that a read shows (names, ids, counts; never free text)."""
+    for key in keys:
+        value = entry.get(key)
+        if isinstance(value, str | int | float | bool) or (
+                isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            event.metadata[key] = value
 
 
 def _session_init(event: Event, entry: dict[str, Any], cwd: str) -> None:
@@ -455,17 +478,23 @@ def _session_init(event: Event, entry: dict[str, Any], cwd: str) -> None:
     prompt = _s(entry.get("systemPrompt"))
     if prompt:
         event.fragments.append(Fragment("system.prompt:1", "system.prompt", prompt, agent))
+    _facts(event, entry, ("agent", "modelRole", "resolvedModel", "tools", "readOnly"))
 
 
 def _credential_pin(event: Event, entry: dict[str, Any], cwd: str) -> None:
     """Which account served a provider: the hash identifies the account, so it is never text."""
     if isinstance(entry.get("hash"), str):
         event.omissions.append(Omission("hash", "credential", len(entry["hash"])))
+    _facts(event, entry, ("provider",))
 
 
 def _model_usage(event: Event, entry: dict[str, Any], cwd: str) -> None:
     """A model call outside the transcript (a title, a summary): counted, never in context."""
     event.is_error = entry.get("stopReason") == "error"
+    _facts(event, entry, ("purpose", "role", "provider", "model", "stopReason"))
+    usage = entry.get("usage")
+    if isinstance(usage, dict) and isinstance(usage.get("totalTokens"), int | float):
+        event.metadata["totalTokens"] = usage["totalTokens"]
 
 
 def _payload(event: Event, entry: dict[str, Any], cwd: str) -> None:
@@ -473,6 +502,10 @@ def _payload(event: Event, entry: dict[str, Any], cwd: str) -> None:
     for key in ("data", "serviceTier"):
         if isinstance(entry.get(key), dict):
             event.omissions.append(Omission(key, "payload", len(text_of(entry[key]))))
+    _facts(event, entry, ("mode",))
+    tier = entry.get("serviceTier")
+    if isinstance(tier, dict):
+        event.metadata["serviceTier"] = {k: v for k, v in tier.items() if isinstance(v, str)}
 
 
 def _nothing(event: Event, entry: dict[str, Any], cwd: str) -> None:
@@ -486,6 +519,7 @@ _OMP_HANDLERS: dict[str, Callable[[Event, dict[str, Any], str], None]] = {
     "session_init": _session_init,
     "credential_pin": _credential_pin,
     "model_usage": _model_usage,
+    "model_change": _model_change,
     "mode_change": _payload,
     "service_tier_change": _payload,
     "reset_boundary": _nothing,
