@@ -1,6 +1,19 @@
-"""Relevance of search: MRR@10 and recall@10 of the relevance set (bench/relevance_set.py).
+"""Relevance of search, two sets.
 
-    .venv/bin/python bench/relevance.py CORPUS_DIR INDEX [--engine-src DIR]
+The three-style set (issue 37; bench/relevance_sessions.py, bench/relevance_queries.py):
+
+    .venv/bin/python bench/relevance.py [--scale alone|250M] [--repo PATH] [--engines ...]
+
+writes the set's sessions (half with Pi's own SessionManager), optionally inside a generated
+history of other templates (bench/corpus.py, seed 37), and asks every engine every query:
+recall@1, recall@10, MRR@10 and the zero-hit rate per style. Engines: `ours` (this project's
+server over the LSP, from --repo's code), `rg` (ripgrep), `mnemo` (mnemo-search 0.7.0 in its own
+venv), `orbm25` (every word OR-ed in SQLite FTS5, porter, camelCase split, bm25). See
+bench/relevance_styles.py for the engines and docs/benchmarks.md for the method.
+
+The older inflection set (bench/relevance_set.py), which bench/run.py also measures:
+
+    .venv/bin/python bench/relevance.py --legacy CORPUS_DIR INDEX
 
 `plant` adds one small session per relevance item to a generated corpus (visible projects,
 timestamps spread over the corpus' time span, a separate seeded RNG: the corpus' own files are not
@@ -166,22 +179,17 @@ def measure(search: Any, manifest: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def main() -> None:
+def legacy(corpus: Path, index: Path, no_index: bool) -> None:
     from lspclient import LspClient
 
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("corpus", type=Path)
-    ap.add_argument("index", type=Path)
-    ap.add_argument("--no-index", action="store_true", help="measure the index as it is")
-    args = ap.parse_args()
-    manifest = plant(args.corpus, orjson.loads((args.corpus / "manifest.json").read_bytes()))
+    manifest = plant(corpus, orjson.loads((corpus / "manifest.json").read_bytes()))
     cli = str(Path(sys.executable).parent / "pi-event-search")
     env = dict(os.environ, PI_CODING_AGENT_DIR=manifest["agent_dir"],
-               PI_EVENT_SEARCH_INDEX=str(args.index.resolve()),
-               XDG_CACHE_HOME=str(args.corpus / "cache"))
-    if not args.no_index:
+               PI_EVENT_SEARCH_INDEX=str(index.resolve()),
+               XDG_CACHE_HOME=str(corpus / "cache"))
+    if not no_index:
         subprocess.run([cli, "index"], env=env, check=True, stdout=subprocess.DEVNULL)
-    c = LspClient([cli, "serve"], env, cwd=str(args.corpus))
+    c = LspClient([cli, "serve"], env, cwd=str(corpus))
     try:
         c.initialize(manifest["roots"], {"watch": False})
         c.wait_notification("piEvents/indexChanged", timeout=3600)
@@ -190,6 +198,22 @@ def main() -> None:
     finally:
         c.close()
     print(orjson.dumps(res, option=orjson.OPT_INDENT_2).decode())
+
+
+def main() -> None:
+    if "--legacy" in sys.argv:
+        ap = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawTextHelpFormatter)
+        ap.add_argument("--legacy", action="store_true")
+        ap.add_argument("corpus", type=Path)
+        ap.add_argument("index", type=Path)
+        ap.add_argument("--no-index", action="store_true", help="measure the index as it is")
+        args = ap.parse_args()
+        legacy(args.corpus, args.index, args.no_index)
+        return
+    from relevance_styles import main as styles_main
+
+    styles_main()
 
 
 if __name__ == "__main__":

@@ -56,6 +56,10 @@ QUERY_MIX: dict[str, list[dict[str, Any]]] = {
                {"query": "timeout", "filters": {"tool": ["read"], "kind": ["tool.result"]}}],
     "prefix": [{"query": "recon", "prefixLast": True}, {"query": "webso", "prefixLast": True},
                {"query": "migra", "prefixLast": True}],
+    # Two frequent words and one the corpus never holds: no event has all three, so an engine
+    # that ranks partial matches (issue 37) answers from its relaxed tiers.
+    "relaxed": [{"query": "websocket reconnect bug"}, {"query": "cache timeout flaky"},
+                {"query": "database migration broken"}, {"query": "deploy release outage"}],
 }
 
 TARGETS = {
@@ -63,7 +67,7 @@ TARGETS = {
     "peak_rss_mb": 250.0, "index_ratio": 0.6, "append_p95_ms": 50.0,
     "query_p95_ms": 8.0, "query_p99_ms": 15.0, "rare_p50_ms": 1.5, "rg_speedup_class": 5.0,
     "rg_speedup_median": 50.0, "read_p95_ms": 5.0, "start_ms": 500.0,
-    "relevance_recall_at_10": 0.95,
+    "relevance_recall_at_10": 0.95, "relaxed_p95_ms": 25.0,
 }
 
 
@@ -648,6 +652,10 @@ def rg_pattern(q: dict[str, Any]) -> str:
     if len(pats) == 2:
         x, y = pats
         return f"{x}.*{y}|{y}.*{x}"
+    if len(pats) == 3:
+        from itertools import permutations
+
+        return "|".join(".*".join(p) for p in permutations(pats))
     raise ValueError(text)
 
 
@@ -685,7 +693,8 @@ def evaluate(r: dict[str, Any]) -> list[dict[str, Any]]:
         add("watcher-hinted refresh, nothing changed (p50)", hinted["p50"],
             TARGETS["refresh_no_change_ms"], False, "ms")
     for cls, v in r.get("queries", {}).items():
-        add(f"query p95 {cls}", v["p95"], TARGETS["query_p95_ms"], False, "ms")
+        add(f"query p95 {cls}", v["p95"],
+            TARGETS["relaxed_p95_ms" if cls == "relaxed" else "query_p95_ms"], False, "ms")
         add(f"query p99 {cls}", v["p99"], TARGETS["query_p99_ms"], False, "ms")
         if cls == "rare":
             add("query p50 rare", v["p50"], TARGETS["rare_p50_ms"], False, "ms")
@@ -730,16 +739,17 @@ def machine() -> dict[str, Any]:
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
-def use_engine(rev: str, out: Path) -> str:
-    """Measure a committed revision: export its server/ and put it first on every PYTHONPATH."""
+def use_engine(rev: str, out: Path, repo: Path = REPO) -> str:
+    """Measure a committed revision (of this repository or of another worktree): export its
+    server/ and put it first on every PYTHONPATH."""
     if rev == "worktree":
         return "worktree"
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", rev],
+    commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", rev],
                             capture_output=True, text=True, check=True).stdout.strip()
     src = (out / "engine-src").resolve()
     shutil.rmtree(src, ignore_errors=True)
     src.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", commit, "server"],
+    archive = subprocess.run(["git", "-C", str(repo), "archive", commit, "server"],
                              capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
     path = str(src / "server")
@@ -786,10 +796,13 @@ def main() -> None:
     ap.add_argument("--engine", default="HEAD",
                     help="git revision of server/ to measure (a snapshot under --out), or "
                          "'worktree' for the working tree as it is")
+    ap.add_argument("--engine-repo", type=Path, default=REPO,
+                    help="the repository (or worktree) --engine names a revision of")
     args = ap.parse_args()
     Path(args.out).mkdir(parents=True, exist_ok=True)
     info = machine()
-    info["engine"] = use_engine(args.engine, Path(args.out))
+    info["engine"] = use_engine(args.engine, Path(args.out), args.engine_repo)
+    info["engine_repo"] = str(args.engine_repo)
     summary: dict[str, Any] = {"machine": info, "targets": TARGETS, "runs": []}
     for label in args.sizes.split(","):
         b = Bench(args, label, parse_size(label))

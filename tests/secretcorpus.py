@@ -80,6 +80,18 @@ def planted(rng: random.Random) -> list[Planted]:
     bearer = _s(rng, 40, ALNUM + "._-")
     url_pass = _s(rng, 16)
     toml_token = _s(rng, 32)
+    sigil_pass = rng.choice("$#*!@%&") + _s(rng, 12) + rng.choice("!?.#")
+    hash_pass = _s(rng, 14)
+    semi_pass = _s(rng, 7) + rng.choice(";,") + _s(rng, 5)
+    bracket_pass = _s(rng, 6) + "[" + _s(rng, 4) + "](" + _s(rng, 3) + ")"
+    caps_token = _s(rng, 22, string.ascii_uppercase)
+    words = ["Secret", "Pass", "Blue", "Horse", "Staple"]
+    words_pass = ("my-" + "-".join(rng.choice(words) for _ in range(2)) + "-"
+                  + "".join(rng.choice(string.digits) for _ in range(3)))
+    user_pass = f"{_s(rng, 5, string.ascii_lowercase)}:{_s(rng, rng.randrange(4, 30))}"
+    basic = base64.b64encode(user_pass.encode()).decode()
+    oauth_ghp = "ghp_" + _s(rng, 36)
+    x_basic_ghp = "ghp_" + _s(rng, 36)
     return [
         Planted("openai-key", openai, f"here is my key {openai} please set it up", "user"),
         Planted("aws-access-key-id", aws_id,
@@ -115,6 +127,18 @@ def planted(rng: random.Random) -> list[Planted]:
         Planted("connection-string", url_pass, f"mongodb+srv://admin:{url_pass}@cluster0.example.net/db",
                 "name"),
         Planted("generic-secret", toml_token, f'[registry]\ntoken = "{toml_token}"', "label"),
+        # issue 38: a sigil first, `;`/`,`/brackets inside, all capitals, placeholder-like words with
+        # digits, a short Basic credential, a known shape behind a name that is not one's own
+        Planted("password", sigil_pass, f'PASSWORD="{sigil_pass}" ./start.sh', "user"),
+        Planted("password", "#" + hash_pass, f"DB_HOST=db\nDB_PASSWORD=#{hash_pass}\nDB_PORT=5432", "bash"),
+        Planted("password", semi_pass, f"mysql --password={semi_pass} -h db", "tool.call"),
+        Planted("password", bracket_pass, f"password={bracket_pass}", "assistant"),
+        Planted("generic-secret", caps_token, f"export API_TOKEN={caps_token}", "bang"),
+        Planted("password", words_pass, f'password="{words_pass}"', "read"),
+        Planted("basic-auth", basic, f"curl -H 'Authorization: Basic {basic}' https://x.example",
+                "tool.call"),
+        Planted("github-token", oauth_ghp, f"oauth_bearer {oauth_ghp}", "custom"),
+        Planted("github-token", x_basic_ghp, f"x-basic {x_basic_ghp}", "assistant"),
     ]
 
 
@@ -139,6 +163,15 @@ def lookalikes(rng: random.Random) -> list[str]:
         "SECRET_KEY = os.environ['SECRET_KEY']",
         "https://registry.npmjs.org/react/-/react-18.2.0.tgz",
         "const apiKey = config.get('apiKey')",
+        # issue 38: the shapes the wider rules must leave alone
+        "basic usage: run `make` first",
+        "PASSWORD=$DB_PASSWORD ./start.sh",
+        "password: ${{ secrets.DB_PASSWORD }}",
+        "const token = getToken(request);",
+        "API_TOKEN=YOUR_API_TOKEN_HERE",
+        "password=my-password-here",
+        "token: Optional[str] = None,",
+        "Authorization: Basic realm=restricted",
     ]
 
 
@@ -184,3 +217,23 @@ def write_session(sessions_dir: Path, cwd: str, rng: random.Random) -> tuple[Ses
         sb.user(text)
     sb.bash("npm run build", f"building zephyrine{ESCAPES} done\ttabbed\n")
     return sb, items, looks
+
+
+def write_hostile_fields(sessions_dir: Path, proj: Path, rng: random.Random) -> tuple[list[str], str]:
+    """A session whose recorded strings outside any text hold credentials and escape sequences: its
+    cwd, a tool's name, an entry id, a file path a call read. Returns the values that must not
+    show, and the escape planted with them."""
+    cwd_key, tool_key, id_key, path_key = ("ghp_" + _s(rng, 36) for _ in range(4))
+    escape = "\x1b]0;owned\x07\x1b[2J"
+    # flat: Pi's own directory for a session is named after its cwd (paths to Pi's files are shown
+    # as they are, for opening them)
+    sb = SessionBuilder(sessions_dir, str(proj / f"{cwd_key}{escape}"), flat=True)
+    sb.user("hostile fields zephyrine")
+    real = sb.new_id
+    sb.new_id = lambda: id_key  # type: ignore[method-assign]
+    sb.assistant(tool_calls=[("call_h", f"{tool_key}{escape}", {"path": f"/srv/{path_key}{escape}/x"})])
+    sb.new_id = real  # type: ignore[method-assign]
+    sb.tool_result("call_h", f"{tool_key}{escape}", "hostile fields done")
+    sb.assistant(tool_calls=[("call_r", "read", {"path": f"/srv/{path_key}{escape}/x"})])
+    sb.tool_result("call_r", "read", "zephyrine contents")
+    return [cwd_key, tool_key, id_key, path_key], escape

@@ -12,6 +12,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engine_support import cli
 from pi_event_search.core import secrets
@@ -54,8 +56,97 @@ def test_recall_and_lookalikes():
 
 
 def test_controls_stripped_newline_and_tab_kept():
-    assert secrets.scrub(f"a{ESCAPES}b\tc\nd\x9b31m\u202eе") == "ab\tc\ndе"
+    assert secrets.scrub(f"a{ESCAPES}b\tc\nd\x1b[31m\u202eе") == "ab\tc\ndе"
     assert secrets.scrub("plain text, nothing to do") == "plain text, nothing to do"
+
+
+@pytest.mark.parametrize(("text", "masked"), [
+    ('PASSWORD="$uperS3cret!"', 'PASSWORD="[redacted: password]"'),
+    ("DB_PASSWORD=#Secr3tPass", "DB_PASSWORD=[redacted: password]"),
+    ("API_TOKEN=MYSUPERSECRETTOKEN", "API_TOKEN=[redacted: generic-secret]"),
+    ('password="my-Secret-Pass-123"', 'password="[redacted: password]"'),
+    ("password=abc;defgh", "password=[redacted: password]"),
+    ("password=hunter2;xyz done", "password=[redacted: password] done"),
+    ("login(password=hunter22);", "login(password=[redacted: password]);"),
+    ("password=ab[cd]e,f", "password=[redacted: password]"),
+    ("Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic [redacted: basic-auth]"),
+    ("Authorization: Basic dTpw", "Authorization: Basic [redacted: basic-auth]"),
+    ("oauth_bearer ghp_" + "a1B2" * 9, "oauth_bearer [redacted: github-token]"),
+    ("x-basic ghp_" + "a1B2" * 9, "x-basic [redacted: github-token]"),
+    ("token=(ghp_" + "a1B2" * 9 + ")", "token=([redacted: github-token])"),
+    ("https://ghp_" + "a1B2" * 9 + ":x-oauth-basic@github.com/o/r",
+     "https://[redacted: github-token]:[redacted: connection-string]@github.com/o/r"),
+    ("token=" + "A1b2" * 200, "token=[redacted: generic-secret]"),  # longer than VALUE_MAX: whole
+])
+def test_issue_38_shapes_are_masked(text, masked):
+    assert secrets.scrub(text) == masked
+
+
+@pytest.mark.parametrize("text", [
+    "basic usage: run `make` first", "Authorization: Basic realm=restricted", "PASSWORD=$DB_PASSWORD",
+    "password=${DB_PASSWORD}", "password: ${{ secrets.DB_PASSWORD }}", "token = getToken(request);",
+    "API_TOKEN=YOUR_API_TOKEN_HERE", "password=my-password-here", "password: string;",
+    "token = DEFAULT_TOKEN_VALUE", "api_key=%(api_key)s", "password=%DB_PASSWORD%",
+    "secret: #{vault_secret}", "password=<your-password>", "password=[hidden]", "password=********",
+])
+def test_issue_38_lookalikes_stay(text):
+    assert secrets.scrub(text) == text
+
+
+def _reads(monkeypatch) -> list[tuple[int, int]]:
+    """Record what each name's rule read: from its trigger to how far its value reached."""
+    reads: list[tuple[int, int]] = []
+    named = secrets._named
+
+    def recording(text: str, pos: int, end: int, word: str):
+        found, reach = named(text, pos, end, word)
+        reads.append((pos, max([reach, end] + [s.end for s in found])))
+        return found, reach
+
+    monkeypatch.setattr(secrets, "_named", recording)
+    return reads
+
+
+ADVERSARIAL = ["token=", "password=", "token=( ", "token: ", "_KEY=a ", 'token="', "api_key='", "é token=",
+               "token=password=(", "secret: x ", 'token: "a\n', "PASSWORD=$", "token=" + "a" * 700 + "("]
+
+
+@pytest.mark.parametrize("unit", ADVERSARIAL)
+def test_masking_reads_each_character_once(monkeypatch, unit):
+    """Linear time, checked by what the rules read rather than by a clock: in an adversarial run
+    of `name=` triggers (which took 31 s for 96 KB), the values that names' rules read never
+    overlap, so the text is read once whatever it holds, and each value check sees at most
+    VALUE_MAX characters."""
+    checked: list[int] = []
+    value_ok = secrets._value_ok
+    monkeypatch.setattr(secrets, "_value_ok", lambda v, p: checked.append(len(v)) or value_ok(v, p))
+    text = unit * (20_000 // len(unit)) + "("
+    secrets.scrub(text)
+    # the values checked add up to the text at most (before: ~n²/2 characters, one value per name
+    # running to the end of the text)
+    assert sum(checked) <= len(text) and max(checked, default=0) <= 512, unit
+    reads = _reads(monkeypatch)
+    text = unit * (200_000 // len(unit)) + "("
+    secrets.scrub(text)
+    assert reads, unit
+    for (_, end), (start, _) in zip(reads, reads[1:], strict=False):
+        assert start >= end, (unit, end, start)  # no character read by two names' rules
+    assert sum(end - start for start, end in reads) <= len(text)
+
+
+SEPARATORS = ["x", " ", "\n", "ghp_" + "a1B2" * 9, "Bearer ", "é", ";", "("]
+
+
+@given(st.lists(st.sampled_from(ADVERSARIAL + SEPARATORS), max_size=400))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_text_is_read_once(monkeypatch, parts):
+    """The same for any mix of triggers, values and separators."""
+    reads = _reads(monkeypatch)
+    text = "".join(parts)
+    secrets.scrub(text)
+    for (_, end), (start, _) in zip(reads, reads[1:], strict=False):
+        assert start >= end
+    reads.clear()
 
 
 def test_reveal_keeps_values_but_strips_controls():
@@ -200,3 +291,29 @@ def test_cli_text_output_has_no_control_bytes(planted_home):
         assert not [c for c in text if (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f]
     assert "pwned title" not in read.stdout.decode()
     assert "done\ttabbed" in read.stdout.decode()
+
+
+def test_cli_masks_every_field(pi_home, tmp_path):
+    """Not only texts: a cwd, a tool name, an entry id and a file path that hold a credential or
+    an escape sequence are masked and stripped in every answer (text and --json)."""
+    from secretcorpus import write_hostile_fields
+
+    proj = tmp_path / "proj"
+    values, escape = write_hostile_fields(pi_home.sessions, proj, random.Random(os.urandom(8)))
+    outputs = []
+    for fmt in ([], ["--json"]):
+        outputs.append(_run(pi_home, "search", "zephyrine", "--all", *fmt).stdout.decode())
+        outputs.append(_run(pi_home, "sessions", "--all", *fmt).stdout.decode())
+    rc, out, _ = cli("search", "", "--all", "--json")
+    refs = [h["ref"] for h in json.loads(out)["hits"]]
+    assert len(refs) >= 5
+    for ref in refs:
+        for fmt in ([], ["--json"]):
+            for cmd in ("read", "trace"):
+                outputs.append(_run(pi_home, cmd, ref, "--all", *fmt).stdout.decode())
+    outputs.append(_run(pi_home, "file", "/srv", "--all", "--json").stdout.decode())
+    everything = "\n".join(outputs)
+    assert "[redacted: github-token]" in everything
+    for value in values:
+        assert not leaked(value, everything)
+    assert "\x1b" not in everything and "\x07" not in everything and "owned" not in everything

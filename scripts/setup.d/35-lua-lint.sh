@@ -21,10 +21,8 @@ fi
 
 if command -v luacheck >/dev/null; then
   echo "luacheck: $(luacheck --version | head -1)"
-elif command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-  { apt-get install -y -qq lua-check || { apt-get update -qq && apt-get install -y -qq lua-check; }; } \
-    || { echo "apt-get install lua-check failed: luacheck will be skipped" >&2; failed=1; }
 else
-  echo "luacheck missing and cannot apt-get install it (not root or no apt): it will be skipped" >&2; failed=1
+  "$(dirname "$0")/../apt-install" "the Lua lint" lua-check \
+    || { echo "luacheck will be skipped" >&2; failed=1; }
 fi
 exit $failed

@@ -34,12 +34,7 @@ command -v chromium >/dev/null || missing+=(chromium)
 dpkg -s libkrb5-dev >/dev/null 2>&1 || missing+=(libkrb5-dev)
 command -v rg >/dev/null || missing+=(ripgrep)
 if [ ${#missing[@]} -gt 0 ]; then
-  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"; } \
-      || { echo "apt-get install ${missing[*]} failed" >&2; failed=1; }
-  else
-    echo "missing ${missing[*]} and cannot apt-get install (not root or no apt)" >&2; failed=1
-  fi
+  "$ROOT/scripts/apt-install" "the VS Code end-to-end tests" "${missing[@]}" || failed=1
 fi
 
 echo "== extension: npm ci, esbuild, tsc, wheelhouse, vsce package"

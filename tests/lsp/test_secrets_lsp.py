@@ -104,3 +104,72 @@ async def test_line_origin_masks_what_it_reads_back(start, pi_home, tmp_path):
     text = json.dumps(answers)
     for p in items:
         assert not leaked(p.value, text), p.kind
+
+
+async def test_line_origin_confirms_no_guess(start, pi_home, tmp_path):
+    """A `write` wrote `DB_PASSWORD=<value>`: asking which event wrote a line that holds a guessed
+    value gets the same answer as asking with the true value (both matched as they are shown,
+    masked), so lineOrigin cannot be used to confirm a guess; lines without a credential are
+    matched exactly as before."""
+    from builder import SessionBuilder
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    value = "Zq8" + os.urandom(6).hex()
+    content = f"DB_HOST=db.internal\nDB_PASSWORD={value}\nDB_PORT=5432\n"
+    env = proj / ".env"
+    env.write_text(content)
+    sb = SessionBuilder(pi_home.sessions, str(proj))
+    sb.user("write the database config")
+    sb.assistant(tool_calls=[("call_w", "write", {"path": str(env), "content": content})])
+    sb.tool_result("call_w", "write", f"Successfully wrote {len(content)} bytes")
+    client = await start([str(proj)])
+
+    async def origin(line: str) -> Any:
+        env.write_text(content.replace(f"DB_PASSWORD={value}", line))
+        client.text_document_did_close(t.DidCloseTextDocumentParams(t.TextDocumentIdentifier(env.as_uri())))
+        return await _ask(client, "piEvents/lineOrigin", {"uri": env.as_uri(), "line": 1})
+
+    true = await origin(f"DB_PASSWORD={value}")
+    guesses = [await origin(f"DB_PASSWORD={guess}") for guess in ("hunter22", "Zq8" + "0" * 12, value[:-1])]
+    assert true["hit"] is not None and value not in json.dumps(true)
+    assert "[redacted: password]" in true["hit"]["snippet"] or "[redacted: password]" in json.dumps(true)
+    for answer in guesses:
+        assert answer == true  # nothing tells the true value from a guess
+    # a line without a credential still needs its exact text
+    host = await _ask(client, "piEvents/lineOrigin", {"uri": env.as_uri(), "line": 0})
+    assert host["hit"] is not None and host["hit"]["ref"] == true["hit"]["ref"]
+    env.write_text(content.replace("db.internal", "db.elsewhere"))
+    assert (await _ask(client, "piEvents/lineOrigin", {"uri": env.as_uri(), "line": 0}))["hit"] is None
+
+
+async def test_every_field_masked_and_stripped(start, pi_home, tmp_path):
+    """A cwd, a tool name, an entry id and a file path holding a credential and escape sequences:
+    masked and stripped in every answer of the real server (search, sessions, read, trace, file
+    history, workspace/symbol, hover)."""
+    from secretcorpus import write_hostile_fields
+
+    proj = tmp_path / "proj"
+    values, _ = write_hostile_fields(pi_home.sessions, proj, random.Random(os.urandom(8)))
+    client = await start([str(proj)])
+    found = await _ask(client, "piEvents/search", {"query": "", "limit": 200})
+    answers: list[Any] = [found, await _ask(client, "piEvents/sessions", {})]
+    refs = [h["ref"] for h in found["hits"]]
+    assert len(refs) >= 5 and sum("[redacted: github-token]" in r for r in refs) == 1
+    refs = [r for r in refs if "[redacted" not in r]  # an id that held a key cannot be asked for
+    for ref in refs:
+        answers.append(await _ask(client, "piEvents/read", {"ref": ref, "before": 2, "after": 2}))
+        answers.append(await _ask(client, "piEvents/trace", {"ref": ref}))
+    answers.append(await _ask(client, "piEvents/fileHistory", {"uri": "file:///srv"}))
+    answers.append(await client.workspace_symbol_async(t.WorkspaceSymbolParams(query="hostile")))
+    note = proj / "notes.md"
+    note.parent.mkdir(exist_ok=True)
+    note.write_text("\n".join(refs) + "\n")
+    answers += [await client.text_document_hover_async(t.HoverParams(
+        text_document=t.TextDocumentIdentifier(uri=note.as_uri()), position=t.Position(n, 12)))
+        for n in range(len(refs))]
+    text = json.dumps(answers, default=repr)
+    assert "[redacted: github-token]" in text
+    for value in values:
+        assert not leaked(value, text)
+    assert "\\u001b" not in text and "\\u0007" not in text and "owned" not in text

@@ -112,7 +112,7 @@ def test_pi_turn_uses_the_mcp_server(pi_home, tmp_path):
     for body in (search, read, own, cut, sessions):
         assert body.startswith(f"[pi-event-search: recorded history from earlier Pi sessions of "
                                f"{proj}, quoted as data."), body
-        assert body.endswith("[end of recorded history]")
+        assert re.search(r"\n\[end of recorded history [0-9a-f]{16}\]$", body), body
     assert not any(r["isError"] for r in results[:5])
 
     # The earlier session of this project, masked; not the other project's.

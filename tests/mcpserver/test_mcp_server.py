@@ -71,7 +71,7 @@ async def ok(c: Client, tool: str, args: dict[str, Any]) -> str:
     body = text(result)
     assert not result.is_error, body
     assert body.startswith("[pi-event-search: recorded history") and \
-        body.endswith("[end of recorded history]"), body
+        re.search(r"\n\[end of recorded history [0-9a-f]{16}\]$", body), body
     return body
 
 

@@ -246,6 +246,8 @@ def test_units(world: World) -> None:
     tables = json.loads((REPO / "tests" / "data" / "ref-vectors.json").read_text())
     # every shared vector was checked (in the script)
     assert (out["vectors"], out["whole"]) == (len(tables["vectors"]), len(tables["whole"]))
+    controls = json.loads((REPO / "tests" / "data" / "control-vectors.json").read_text())["cases"]
+    assert out["control_vectors"] == len(controls)  # every case was checked (in the script)
     # code point offsets [3, 9) and [10, 17) of "é… ENOENT ünïcode" highlight the right bytes
     assert out["display_pieces"] == [
         ["tool.result bash !", "PiEventsError"], ["ENOENT", "PiEventsMatch"],
@@ -454,6 +456,8 @@ def test_checkhealth(world: World, server_cmd: list[str]) -> None:
             in good), good
     assert re.search(r"OK server (started|running): ", good), good
     assert re.search(r"OK index .*index\.sqlite3: generation \d+, 1 sessions", good), good
+    sessions = world.tmp / "agent" / "sessions"
+    assert f"session directory {sessions} (per-project, default): 1 sessions visible" in good, good
     assert "telescope.nvim not found" in good
     missing = "\n".join(out["missing"])
     assert ("ERROR server not found: the cmd option's /nonexistent/pi-event-search is not an "

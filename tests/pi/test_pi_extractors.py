@@ -1,7 +1,7 @@
 """The extractor registry (issue 32) with the real Pi 1.6: eventSearch.extractors in Pi's global
-settings and a project's .pi/settings.json reach the server (initializationOptions.extractors);
-the project's entries add types and leave the user's as they are; an unregistered type is not found;
-a credential in custom data is masked in what the model gets."""
+settings reach the server (initializationOptions.extractors); a project's .pi/settings.json can
+neither add types nor change the user's (issue 38: a project file only narrows roots); an
+unregistered type is not found; a credential in custom data is masked in what the model gets."""
 
 from __future__ import annotations
 
@@ -22,17 +22,22 @@ def test_pi_settings_name_the_extractors(project: Project) -> None:
         {"text": "buy wombatmilk"}, {"text": f"deploy key {KEY} zebrakey"}]})
     note = sb.custom("note-state", {"body": "remember platypusnote"})
     sb.custom("diary-state", {"body": "unregistered kangaroonote"})
-    (project.agent / "settings.json").write_text(json.dumps({"eventSearch": {"extractors": [TODO_STATE]}}))
+    (project.agent / "settings.json").write_text(json.dumps({"eventSearch": {"extractors": [
+        TODO_STATE, NOTE]}}))
     (project.root / ".pi").mkdir()
-    # The project adds a type, and cannot change the user's (this entry would index `title` only).
+    # Trusted by the person (Pi reads its settings), the project would add a type and change the
+    # user's (this entry would index `title` only).
+    (project.agent / "trust.json").write_text(json.dumps({str(project.root.resolve()): True}))
     (project.root / ".pi" / "settings.json").write_text(json.dumps({"eventSearch": {"extractors": [
-        NOTE, {"customType": "todo-state", "fields": ["title"], "label": "Project"}]}}))
+        {"customType": "diary-state", "fields": ["body"]},
+        {"customType": "todo-state", "fields": ["title"], "label": "Project"}]}}))
     queries = ("wombatmilk", "platypusnote", "kangaroonote", "zebrakey")
     turns = [{"calls": [{"name": "event_search", "args": {"query": q}} for q in queries]},
              {"text": "done"}]
     done, entries = run_pi(project, turns, "what was on my lists?")
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "todo-state is registered by the user already" in done.stderr
+    assert f"eventSearch.extractors in {project.root / '.pi' / 'settings.json'} is ignored" \
+        in done.stderr
     t = Transcript(entries)
     results: dict[str, dict[str, Any]] = {}
     for i, q in enumerate(queries):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -73,16 +74,19 @@ def test_tools_never_show_a_credential(project: Project) -> None:
     root = str(project.root.resolve())
     ok = [x for _, c in t.calls if not (r := t.results[c["id"]])["isError"] for x in [text_of(r)]]
     assert ok and all(x.startswith(f"[pi-event-search: recorded history from earlier Pi sessions of {root}")
-                      and x.endswith("[end of recorded history]") for x in ok)
+                      and re.search(r"\n\[end of recorded history [0-9a-f]{16}\]$", x) for x in ok)
     assert "pwned title" not in shown
 
 
 def test_a_project_cannot_turn_reveal_on(project: Project) -> None:
-    """A project's .pi/settings.json names the server's command line: it cannot switch reveal on
-    (serve has no such option, the extension always asks for masked text)."""
+    """A project's .pi/settings.json naming a server command line that would reveal: the command
+    is ignored (a project cannot choose the server), and the extension always asks for masked
+    text."""
     refs, items = _planted(project)
     settings = project.root / ".pi" / "settings.json"
     settings.parent.mkdir()
+    # Trusted: Pi 1.6 reads the project's settings (untrusted, it would not even look).
+    (project.agent / "trust.json").write_text(json.dumps({str(project.root.resolve()): True}))
     server = [sys.executable, "-m", "pi_event_search", "serve"]
     turns = [{"calls": [{"name": "event_read", "args": {"ref": ref}} for ref in refs[1:8]]},
              {"text": "done"}]
@@ -94,9 +98,9 @@ def test_a_project_cannot_turn_reveal_on(project: Project) -> None:
         assert done.returncode == 0, done.stderr[-3000:]
         t = _check(entries, items)
         results = [t.results[c["id"]] for _, c in t.calls]
-        if extra:  # the server refuses the option and does not start: an error, no value
-            assert all(r["isError"] for r in results)
-        else:
-            assert sum(not r["isError"] for r in results) >= 6
-            assert "[redacted: " in json.dumps(results)
+        # The project's server command is not run at all (issue 38: a project file only narrows
+        # roots); the extension's own asks for masked text.
+        assert f"eventSearch.server in {settings} is ignored" in done.stderr, done.stderr
+        assert sum(not r["isError"] for r in results) >= 6
+        assert "[redacted: " in json.dumps(results)
     assert Path(settings).exists()

@@ -49,6 +49,9 @@ def test_cli_creates_a_private_index(pi_home: PiHome, umask: int) -> None:
     assert index in files
     for p in files:
         assert _mode(p) == 0o600, f"{p.name} is {oct(_mode(p))}"
+    # Which directories each process reads (index/wanted.py): private too; gone at exit.
+    assert _mode(Path(f"{index}.dirs")) == 0o700
+    assert list(Path(f"{index}.dirs").iterdir()) == []
     explicit = pi_home.root / "elsewhere" / "deeper" / "idx.sqlite3"
     proc = subprocess.run([sys.executable, "-m", "pi_event_search", "search", "--all", "--index",
                            str(explicit), "x"], env=env, umask=umask, capture_output=True, timeout=120)

@@ -13,6 +13,7 @@ import { formatRead, formatTrace, isPartial, kindLabel, shortTime } from "./form
 import { readRequest, searchRequest, traceRequest } from "./params.ts";
 import { EventPicker, type PickerResult, type PickerSource, quoteOf } from "./picker.ts";
 import type { GroupedSearchResult, Hit, ReadResult, SearchResult, TraceResult } from "./protocol.ts";
+import { trustOf } from "./settings.ts";
 import type { Runtime } from "./tools.ts";
 import { explain } from "./tools.ts";
 import { cleaned, stripControls } from "./untrusted.ts";
@@ -23,14 +24,15 @@ const RECENT_MAX = 20;
 
 /** The server, asked as the person at this Pi's prompt (no tool call: the cutoff is the leaf). */
 export function pickerSource(rt: Runtime, ctx: Pick<ExtensionContext, "cwd" | "sessionManager">): PickerSource {
-	const settings = rt.settings(ctx.cwd);
+	const trusted = trustOf(ctx);
+	const settings = rt.settings(ctx.cwd, trusted);
 	const roots = settings.roots?.length ? settings.roots : [authorizationRoot(ctx.cwd)];
 	const sm = ctx.sessionManager;
 	// The person's view: everything of the current session so far is left out (up to its leaf).
 	const current: CurrentSession = { sessionId: sm.getSessionId(), cutoff: sm.getLeafId() };
 	const ask = async <T>(method: string, params: object, signal?: AbortSignal): Promise<T> => {
 		try {
-			return await rt.server(ctx.cwd, sm.getSessionFile()).request<T>(method, params, roots, signal);
+			return await rt.server(ctx.cwd, sm.getSessionDir(), trusted).request<T>(method, params, roots, signal);
 		} catch (err) {
 			throw explain(err, settings);
 		}

@@ -11,7 +11,7 @@ import { Installer, installDir, type Located } from "./installer.ts";
 import { prepareSearch, ReadSchema, SEARCH_LIMIT, SearchSchema, TraceSchema } from "./params.ts";
 import { renderCall, renderResult } from "./render.ts";
 import { configuredServer, EventServer, ServerUnavailable } from "./server.ts";
-import { loadSettings, type Settings, sessionDirsFor } from "./settings.ts";
+import { loadSettings, piSessionDirFor, type Settings } from "./settings.ts";
 import { type Runtime, runRead, runSearch, runTrace } from "./tools.ts";
 
 const STATUS_KEY = "pi-event-search";
@@ -29,7 +29,7 @@ const EXTENSION_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
 
 export default function (pi: ExtensionAPI): void {
 	let settings: Settings | undefined;
-	let settingsCwd: string | undefined;
+	let settingsKey: string | undefined;
 	let server: EventServer | undefined;
 	/** The latest context with a UI, for the install's progress in the status line. */
 	let ui: ExtensionContext["ui"] | undefined;
@@ -55,18 +55,19 @@ export default function (pi: ExtensionAPI): void {
 	};
 
 	const rt: Runtime = {
-		settings(cwd) {
-			if (!settings || settingsCwd !== cwd) {
-				settings = loadSettings(getAgentDir(), cwd);
-				settingsCwd = cwd;
+		settings(cwd, trusted) {
+			const key = `${cwd}\0${trusted}`;
+			if (!settings || settingsKey !== key) {
+				settings = loadSettings(getAgentDir(), cwd, process.env, trusted);
+				settingsKey = key;
 				for (const w of settings.warnings) console.error(`pi-event-search: ${w}`);
 			}
 			return settings;
 		},
-		server(cwd, sessionFile) {
+		server(cwd, sessionDir, trusted) {
 			if (!server) {
-				const base = rt.settings(cwd);
-				server = new EventServer({ ...base, sessionDirs: sessionDirsFor(base, getAgentDir(), sessionFile) }, () => locate(base));
+				const base = rt.settings(cwd, trusted);
+				server = new EventServer({ ...base, piSessionDir: piSessionDirFor(getAgentDir(), sessionDir) }, () => locate(base));
 			}
 			return server;
 		},
@@ -123,7 +124,8 @@ export default function (pi: ExtensionAPI): void {
 		getArgumentCompletions: (prefix) => recent.completions(prefix),
 		handler: events,
 	});
-	const shortcut = rt.settings(process.cwd()).shortcut;
+	// The user's settings only (a project's cannot choose keys): no trust decision is needed.
+	const shortcut = rt.settings(process.cwd(), false).shortcut;
 	if (shortcut) {
 		pi.registerShortcut(shortcut as KeyId, { description: "Search earlier Pi sessions (/events)", handler: (ctx) => events("", ctx) });
 	}

@@ -295,7 +295,22 @@ export interface StatusResult {
 	duplicates: { sessionId?: string; path: string; canonicalPath?: string }[];
 	skipped: unknown[];
 	sessionDirs: string[];
+	/** Each session directory the server reads, why and how (absent from older servers). */
+	directories?: SessionDirInfo[];
 	roots: string[];
+}
+
+/** One session directory of piEvents/status (docs/protocol.md). */
+export interface SessionDirInfo {
+	path: string;
+	/** "per-project" (Pi's default) or "flat" (a sessionDir Pi was told to use). */
+	layout: string;
+	/** Why it is read: "default", "--session-dir", "PI_CODING_AGENT_SESSION_DIR", "sessionDir in <file>", "sessionDirs", ... */
+	origin: string;
+	live: boolean;
+	exists: boolean;
+	/** The caller's sessions found in it; null before the index is open. */
+	sessions: number | null;
 }
 
 export interface SessionsParams {

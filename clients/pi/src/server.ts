@@ -291,6 +291,7 @@ export function initializeParams(roots: string[], settings: Settings): object {
 			revealSecrets: false,
 			...(settings.indexPath ? { indexPath: settings.indexPath } : {}),
 			...(settings.sessionDirs ? { sessionDirs: settings.sessionDirs } : {}),
+			...(settings.piSessionDir ? { piSessionDir: settings.piSessionDir } : {}),
 			...(settings.extractors ? { extractors: settings.extractors } : {}),
 		},
 	};

@@ -1,11 +1,15 @@
 /**
- * Settings of the extension: the `eventSearch` object of Pi's settings.json (global, then the
- * project's `.pi/settings.json`, which wins), and environment variables, which win over both.
- * A bad value is named in `warnings` and replaced by its default; nothing here throws.
+ * Settings of the extension: the `eventSearch` object of the user's settings.json
+ * (`<agentDir>/settings.json`), and environment variables, which win over it. A project's
+ * `.pi/settings.json` can only narrow `eventSearch.roots` to folders inside what would be visible
+ * without it, and is not read at all when Pi does not trust the project: a repository must not
+ * choose the program Pi runs, where the index goes, or which directories are read
+ * (README, Who can see what). A bad value is named in `warnings` and replaced by its default;
+ * nothing here throws.
  */
-import { readFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { dirname, join, relative } from "node:path";
+import { readFileSync, realpathSync } from "node:fs";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { authorizationRoot } from "./caller.ts";
 
 export interface Settings {
 	/** The server command (argv); undefined = `pi-event-search serve` found on PATH. */
@@ -22,6 +26,8 @@ export interface Settings {
 	installWaitMs: number;
 	indexPath?: string;
 	sessionDirs?: string[];
+	/** The directory this Pi writes its session to, when outside `<agentDir>/sessions` (piSessionDirFor). */
+	piSessionDir?: string;
 	/** The key that opens /events's picker (eventSearch.shortcut; false: none). */
 	shortcut?: string;
 	/** Explicit authorization roots (absolute); default: Git worktree root of cwd, else cwd. */
@@ -108,54 +114,63 @@ function extractorList(value: unknown, where: string, warnings: string[]): Extra
 	return out;
 }
 
-/** The server's user file ($XDG_CONFIG_HOME/pi-event-search/extractors.json): what it reads
- * when no client names a registry. */
-export function userExtractorsFile(env: NodeJS.ProcessEnv): string {
-	return join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), ".config"), "pi-event-search", "extractors.json");
+
+
+/** Pi's project-trust decision for this context (Pi 1.6's `ctx.isProjectTrusted()`); undefined
+ * for a Pi without project trust. */
+export function trustOf(ctx: object): boolean | undefined {
+	const ask = (ctx as { isProjectTrusted?: unknown }).isProjectTrusted;
+	return typeof ask === "function" ? Boolean((ask as () => unknown).call(ctx)) : undefined;
 }
 
-function userExtractors(env: NodeJS.ProcessEnv, warnings: string[]): Extractor[] | undefined {
-	const file = userExtractorsFile(env);
-	let text: string;
+function canonical(path: string): string {
 	try {
-		text = readFileSync(file, "utf8");
+		return realpathSync(path);
 	} catch {
-		return undefined;
+		return resolve(path);
 	}
-	try {
-		return extractorList((JSON.parse(text) as Raw | null)?.extractors, `${file}: extractors`, warnings);
-	} catch (err) {
-		warnings.push(`${file}: not JSON (${(err as Error).message}); ignored`);
-		return undefined;
-	}
+}
+
+/** `path` is `root` or lies below it (both canonical), on whole path components. */
+function inside(path: string, root: string): boolean {
+	const rel = relative(root, path);
+	return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel));
 }
 
 /**
- * eventSearch.extractors: the global list, plus a project's entries for types it does not name.
- * A project only adds (a type the user registered keeps the user's entry), and the base of what
- * it adds to is what the server would use anyway: the global setting, else the user file. So a
- * project widens what is indexed of the user's own sessions and narrows nothing; who may see
- * them stays the authorization roots' business (README, Extractor registry).
+ * What a project's `.pi/settings.json` may set: `roots` inside the roots that apply without it
+ * (the user's `eventSearch.roots`, else the Git worktree root of cwd, else cwd), relative ones
+ * taken from the project folder. Anything else it sets is named and ignored. Undefined: no
+ * narrowing.
  */
-function extractorsOf(globalRaw: Raw, projectRaw: Raw, projectFile: string, env: NodeJS.ProcessEnv, warnings: string[]): Extractor[] | undefined {
-	const global = extractorList(globalRaw.extractors, "eventSearch.extractors", warnings);
-	const project = extractorList(projectRaw.extractors, `eventSearch.extractors in ${projectFile}`, warnings);
-	if (!project) return global;
-	const base = global ?? userExtractors(env, warnings) ?? [];
-	const named = new Set(base.map((e) => e.customType));
-	for (const e of project) {
-		if (named.has(e.customType)) warnings.push(`eventSearch.extractors in ${projectFile}: ${e.customType} is registered by the user already; the user's entry stays`);
+function projectRoots(projectRaw: Raw, projectFile: string, cwd: string, base: string[], warnings: string[]): string[] | undefined {
+	for (const key of Object.keys(projectRaw)) {
+		if (key !== "roots") warnings.push(`eventSearch.${key} in ${projectFile} is ignored: a project can only narrow eventSearch.roots (set the others in your own ~/.pi/agent/settings.json)`);
 	}
-	return [...base, ...project.filter((e) => !named.has(e.customType))];
+	if (projectRaw.roots === undefined) return undefined;
+	const list = paths(projectRaw.roots, "roots", false, warnings);
+	if (!list) return undefined;
+	const allowed = base.map(canonical);
+	const kept: string[] = [];
+	for (const r of list) {
+		const path = canonical(resolve(cwd, r));
+		if (allowed.some((a) => inside(path, a))) kept.push(path);
+		else warnings.push(`eventSearch.roots in ${projectFile}: ${r} is outside ${allowed.join(", ")}; ignored (a project can only narrow the roots)`);
+	}
+	return kept.length > 0 ? kept : undefined;
 }
 
-export function loadSettings(agentDir: string, cwd: string, env: NodeJS.ProcessEnv = process.env): Settings {
+/**
+ * @param trusted Pi's project-trust decision for cwd (`ctx.isProjectTrusted()`, Pi 1.6): false
+ *   leaves the project's settings unread, as Pi leaves them; undefined (a Pi without project
+ *   trust) reads them, for narrowing only.
+ */
+export function loadSettings(agentDir: string, cwd: string, env: NodeJS.ProcessEnv = process.env, trusted?: boolean): Settings {
 	const warnings: string[] = [];
 	const globalFile = join(agentDir, "settings.json");
 	const projectFile = join(cwd, ".pi", "settings.json");
-	const globalRaw = readSection(globalFile, warnings);
-	const projectRaw = readSection(projectFile, warnings);
-	const raw: Raw = { ...globalRaw, ...projectRaw };
+	const raw = readSection(globalFile, warnings);
+	const projectRaw = trusted === false ? {} : readSection(projectFile, warnings);
 	let server: string[] | undefined;
 	let serverOrigin = "PATH";
 	if (env[SERVER_ENV]?.trim()) {
@@ -163,12 +178,14 @@ export function loadSettings(agentDir: string, cwd: string, env: NodeJS.ProcessE
 		serverOrigin = `$${SERVER_ENV}`;
 	} else if (raw.server !== undefined) {
 		server = commandOf(raw.server);
-		serverOrigin = `eventSearch.server in ${projectRaw.server !== undefined ? projectFile : globalFile}`;
+		serverOrigin = `eventSearch.server in ${globalFile}`;
 		if (!server) warnings.push("eventSearch.server must be a command (string or list of strings); using PATH");
 	}
 	const envChars = env[MAX_CHARS_ENV] ? Number(env[MAX_CHARS_ENV]) : undefined;
 	const indexPath = typeof raw.indexPath === "string" && raw.indexPath ? raw.indexPath : undefined;
 	if (raw.indexPath !== undefined && !indexPath) warnings.push("eventSearch.indexPath must be a path; ignored");
+	const userRoots = paths(raw.roots, "roots", true, warnings);
+	const roots = projectRoots(projectRaw, projectFile, cwd, userRoots ?? [authorizationRoot(cwd)], warnings) ?? userRoots;
 	let shortcut: string | undefined = DEFAULT_SHORTCUT;
 	if (raw.shortcut === false || raw.shortcut === "") shortcut = undefined;
 	else if (typeof raw.shortcut === "string") shortcut = raw.shortcut;
@@ -183,22 +200,20 @@ export function loadSettings(agentDir: string, cwd: string, env: NodeJS.ProcessE
 		installWaitMs: positive(raw.installWaitMs, "installWaitMs", DEFAULTS.installWaitMs, warnings),
 		indexPath,
 		sessionDirs: paths(raw.sessionDirs, "sessionDirs", false, warnings),
-		roots: paths(raw.roots, "roots", true, warnings),
-		extractors: extractorsOf(globalRaw, projectRaw, projectFile, env, warnings),
+		roots,
+		extractors: extractorList(raw.extractors, "eventSearch.extractors", warnings),
 		warnings,
 	};
 }
 
 /**
- * The session directories to give the server: the configured ones, plus the directory of Pi's
- * own session file when Pi keeps sessions outside `<agentDir>/sessions` (--session-dir,
- * PI_CODING_AGENT_SESSION_DIR, the sessionDir setting), where the server would not look.
+ * The directory this Pi writes its session to, for the server to read (flat), when it is not
+ * inside `<agentDir>/sessions`, which the server reads anyway: `--session-dir`,
+ * PI_CODING_AGENT_SESSION_DIR or a `sessionDir` setting (Pi reads a project's before trust: it is
+ * Pi's decision, and the server shows its sessions to this Pi only, within its roots).
  */
-export function sessionDirsFor(settings: Settings, agentDir: string, sessionFile: string | undefined): string[] | undefined {
-	const configured = settings.sessionDirs ?? [];
-	if (!sessionFile) return settings.sessionDirs;
-	const own = dirname(sessionFile);
-	const inside = relative(join(agentDir, "sessions"), own);
-	if (inside === "" || (!inside.startsWith("..") && !inside.startsWith("/"))) return settings.sessionDirs;
-	return configured.includes(own) ? configured : [...configured, own];
+export function piSessionDirFor(agentDir: string, sessionDir: string | undefined): string | undefined {
+	if (!sessionDir) return undefined; // --no-session
+	const own = canonical(sessionDir);
+	return inside(own, canonical(join(agentDir, "sessions"))) ? undefined : own;
 }

@@ -19,7 +19,7 @@ import type { GroupedSearchResult, ReadResult, SearchResult, TraceResult } from 
 import { ERRORS, isGrouped } from "./protocol.ts";
 import { RpcAborted, RpcError, RpcTimeout } from "./rpc.ts";
 import type { EventServer } from "./server.ts";
-import type { Settings } from "./settings.ts";
+import { type Settings, trustOf } from "./settings.ts";
 import { cleaned, framed } from "./untrusted.ts";
 
 interface Common {
@@ -35,13 +35,16 @@ export type Details =
 
 export interface ToolContext {
 	cwd: string;
-	sessionManager: SessionView;
+	sessionManager: SessionView & { getSessionDir?(): string };
+	/** Pi 1.6: whether the person trusts this project (Pi without project trust: absent). */
+	isProjectTrusted?(): boolean;
 }
 
 export interface Runtime {
-	settings(cwd: string): Settings;
-	/** The server, created on first use (Pi's own session file tells where its sessions live). */
-	server(cwd: string, sessionFile?: string): EventServer;
+	/** The settings for this cwd; `trusted`: Pi's project-trust decision (settings.ts trustOf). */
+	settings(cwd: string, trusted?: boolean): Settings;
+	/** The server, created on first use (Pi's session directory tells where this Pi's sessions live). */
+	server(cwd: string, sessionDir?: string, trusted?: boolean): EventServer;
 }
 
 export interface ToolAnswer {
@@ -50,7 +53,7 @@ export interface ToolAnswer {
 }
 
 async function ask<T>(rt: Runtime, ctx: ToolContext, caller: Caller, targetsCurrent: boolean, method: string, params: object, signal?: AbortSignal): Promise<T> {
-	const server = rt.server(ctx.cwd, caller.sessionFile);
+	const server = rt.server(ctx.cwd, ctx.sessionManager.getSessionDir?.(), trustOf(ctx));
 	try {
 		await server.connection(caller.roots, signal);
 		// Earlier turns of this session are only searchable once indexed: refresh first when the
@@ -59,7 +62,7 @@ async function ask<T>(rt: Runtime, ctx: ToolContext, caller: Caller, targetsCurr
 		else await server.settled(signal);
 		return await server.request<T>(method, params, caller.roots, signal);
 	} catch (err) {
-		throw explain(err, rt.settings(ctx.cwd));
+		throw explain(err, rt.settings(ctx.cwd, trustOf(ctx)));
 	}
 }
 
@@ -81,7 +84,7 @@ function answer(text: string, details: Details): ToolAnswer {
 }
 
 export async function runSearch(rt: Runtime, toolCallId: string, args: SearchArgs, signal: AbortSignal | undefined, ctx: ToolContext): Promise<ToolAnswer> {
-	const settings = rt.settings(ctx.cwd);
+	const settings = rt.settings(ctx.cwd, trustOf(ctx));
 	const caller = callerOf(ctx.cwd, ctx.sessionManager, toolCallId, settings.roots);
 	const targetsCurrent = args.sessionId === caller.current.sessionId;
 	const result = await ask<SearchResult | GroupedSearchResult>(rt, ctx, caller, targetsCurrent, "piEvents/search", searchRequest(args, caller.current, ctx.cwd), signal);
@@ -91,7 +94,7 @@ export async function runSearch(rt: Runtime, toolCallId: string, args: SearchArg
 }
 
 export async function runRead(rt: Runtime, toolCallId: string, args: ReadArgs, signal: AbortSignal | undefined, ctx: ToolContext): Promise<ToolAnswer> {
-	const settings = rt.settings(ctx.cwd);
+	const settings = rt.settings(ctx.cwd, trustOf(ctx));
 	const caller = callerOf(ctx.cwd, ctx.sessionManager, toolCallId, settings.roots);
 	const ref = checked(() => parseRef(args.ref));
 	const params = readRequest(args, caller.current, settings.maxChars);
@@ -101,7 +104,7 @@ export async function runRead(rt: Runtime, toolCallId: string, args: ReadArgs, s
 }
 
 export async function runTrace(rt: Runtime, toolCallId: string, args: TraceArgs, signal: AbortSignal | undefined, ctx: ToolContext): Promise<ToolAnswer> {
-	const settings = rt.settings(ctx.cwd);
+	const settings = rt.settings(ctx.cwd, trustOf(ctx));
 	const caller = callerOf(ctx.cwd, ctx.sessionManager, toolCallId, settings.roots);
 	const ref = checked(() => parseRef(args.ref));
 	const result = await ask<TraceResult>(rt, ctx, caller, ref.sessionId === caller.current.sessionId, "piEvents/trace", traceRequest(args, caller.current), signal);

@@ -91,7 +91,8 @@ export interface Managed {
 }
 
 export async function resolveServerCommand(log: vscode.LogOutputChannel, managed: Managed): Promise<Resolution> {
-  const setting = vscode.workspace.getConfiguration('piEvents').get<unknown>('serverCommand');
+  // The person's own setting only: a workspace must not choose the program run (package.json: machine scope).
+  const setting = vscode.workspace.getConfiguration('piEvents').inspect<unknown>('serverCommand')?.globalValue;
   const fromSetting = commandFromSetting(setting, pathContext());
   if (fromSetting) {
     if (runsServerModule(fromSetting)) {

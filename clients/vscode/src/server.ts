@@ -21,6 +21,7 @@ import {
 import { type IndexChanged, METHODS } from './core/protocol';
 import { type ServerState } from './core/render';
 import { LIVE_SETTINGS, RESTART_SETTINGS, type RawSettings, describeCommand, toInitializationOptions } from './core/settings';
+import { cleaned } from './core/untrusted';
 import { type Installer } from './installer';
 import { pathContext, resolveServerCommand } from './python';
 import { announceStep } from './steps';
@@ -29,11 +30,16 @@ export class NotRunning extends Error {}
 
 function readSettings(): RawSettings {
   const c = vscode.workspace.getConfiguration('piEvents');
+  const roots = c.inspect<unknown>('workspaceRoots');
   return {
-    serverCommand: c.get('serverCommand'),
-    workspaceRoots: c.get('workspaceRoots'),
-    sessionDirs: c.get('sessionDirs'),
-    indexPath: c.get('indexPath'),
+    // What a repository must not choose (the program run, where the index goes, which
+    // directories are read) is read from the person's own settings only, as revealSecrets.
+    serverCommand: c.inspect<unknown>('serverCommand')?.globalValue,
+    workspaceRoots: roots?.globalValue,
+    // A workspace's roots only narrow (toInitializationOptions).
+    projectRoots: roots?.workspaceFolderValue ?? roots?.workspaceValue,
+    sessionDirs: c.inspect<unknown>('sessionDirs')?.globalValue,
+    indexPath: c.inspect<unknown>('indexPath')?.globalValue,
     watch: c.get('watch'),
     // Read where only the person can set it (user settings): a workspace cannot turn it on.
     revealSecrets: c.inspect<boolean>('revealSecrets')?.globalValue,
@@ -202,9 +208,10 @@ export class Server implements vscode.Disposable {
   async request<R>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R> {
     if (this.starting) await this.starting;
     if (!this.client?.isRunning()) throw new NotRunning('the Pi Events server is not running (see the "Pi Events" output)');
-    return token
-      ? this.client.sendRequest<R>(method, params, token)
-      : this.client.sendRequest<R>(method, params);
+    // Recorded text is data: whatever server answered, no control byte reaches a view.
+    return cleaned(
+      await (token ? this.client.sendRequest<R>(method, params, token) : this.client.sendRequest<R>(method, params)),
+    );
   }
 
   dispose(): void {

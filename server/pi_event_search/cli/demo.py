@@ -16,6 +16,8 @@ import orjson
 
 from pi_event_search.core import locations
 from pi_event_search.core.authz import default_root
+from pi_event_search.source import sessiondirs
+from pi_event_search.source.discovery import scan
 
 Step = tuple[str, dict[str, Any]]
 
@@ -107,9 +109,10 @@ class _Writer:
 
 def ensure_demo(args: argparse.Namespace) -> None:
     """Add a demo sessions directory when Pi has no history here, and say so on stderr."""
-    live = locations.pi_sessions_dir()
-    if live.is_dir() and any(live.glob("*/*.jsonl")):
+    dirs = sessiondirs.configured(flag=args.session_dir, extra=list(args.sessions_dir))
+    if scan(dirs)[0]:
         return
+    live = ", ".join(d.path for d in dirs)
     demo_dir = locations.cache_dir() / "demo-sessions"
     cwd = default_root()
     write_demo(demo_dir, cwd)

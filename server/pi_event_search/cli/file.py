@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pi_event_search.core import secrets
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.wire import FileHistoryResult, LineOriginResult
 from pi_event_search.service.engine import Engine
@@ -36,7 +37,7 @@ def run(engine: Engine, args: argparse.Namespace, scope: Scope,
         found = engine.file_history(_absolute(args.path), scope, limit=args.limit,
                                     cursor=args.cursor)
         result = found.wire()
-        out(result) if args.json else _print_history(args.path, result)
+        out(result) if args.json else _print_history(args.path, secrets.clean(result))
         return 0
     m = LINE_SUFFIX.match(args.target)
     if m is None or int(m[2]) < 1:
@@ -49,7 +50,7 @@ def run(engine: Engine, args: argparse.Namespace, scope: Scope,
     if line > len(lines):
         raise usage(f"line {line} is past the end of {path} ({len(lines)} lines)")
     origin = engine.line_origin(path, lines[line - 1], scope)
-    out(origin) if args.json else _print_origin(m[1], line, origin)
+    out(origin) if args.json else _print_origin(m[1], line, secrets.clean(origin))
     return 0
 
 

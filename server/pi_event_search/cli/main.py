@@ -1,14 +1,20 @@
 """`pi-event-search index|search|sessions|read|trace|file|blame|secrets|status|serve|mcp`: argv in,
 JSON or tables out. `search --by-session` groups the results by session; `sessions` lists them.
 
-Exit codes: 0 success, 2 bad usage, 1 any other error (one line on stderr).
+Exit codes: 0 success, 2 bad usage, 1 any other error. Every error is one line on stderr, masked
+and stripped like any answer, never a traceback (a full disk, a busy or unreadable index, a bug:
+`PI_EVENT_SEARCH_DEBUG=1` adds the traceback of the last).
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
+import os
+import sqlite3
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -19,6 +25,7 @@ from pi_event_search import __version__
 from pi_event_search.cli import file as cli_file
 from pi_event_search.cli import render as render_text
 from pi_event_search.cli.demo import ensure_demo
+from pi_event_search.core import secrets
 from pi_event_search.core.authz import MissingCutoff, Scope, default_root
 from pi_event_search.core.errors import EngineError, NotFound
 from pi_event_search.core.locations import extractors_file
@@ -26,6 +33,7 @@ from pi_event_search.core.timestamps import parse_time
 from pi_event_search.query.parse import QueryTooLong
 from pi_event_search.query.search import Filters, StaleCursor
 from pi_event_search.service.engine import Engine
+from pi_event_search.source import sessiondirs
 from pi_event_search.source.extractors import load_file
 
 CLI_WAIT = 10.0  # seconds a command waits for another process indexing, then answers as is
@@ -44,6 +52,9 @@ class _Parser(argparse.ArgumentParser):
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sessions-dir", action="append", default=[], metavar="DIR",
                    help="an extra or archive sessions directory (repeatable)")
+    p.add_argument("--session-dir", metavar="DIR",
+                   help="Pi's session directory, as given to `pi --session-dir` (files directly "
+                        "in it); Pi's own settings are read besides")
     p.add_argument("--index", metavar="PATH", help="index file (default: user cache directory)")
 
 
@@ -149,25 +160,67 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         return _run(args)
     except UsageError as exc:
-        print(f"pi-event-search: {exc}", file=sys.stderr)
+        _error(str(exc))
         return 2
     except (NotFound, StaleCursor, QueryTooLong, EngineError) as exc:
-        print(f"pi-event-search: {exc}", file=sys.stderr)
+        _error(_hinted(str(exc)))
         return 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
+    except (sqlite3.Error, OSError) as exc:
+        _error(_storage_error(exc))
+        return 1
+    except Exception as exc:  # a bug: still one line, and where it was when asked
+        if os.environ.get("PI_EVENT_SEARCH_DEBUG"):
+            traceback.print_exc()
+        _error(f"internal error ({type(exc).__name__}: {exc}); PI_EVENT_SEARCH_DEBUG=1 shows where")
+        return 1
     finally:
         sys.stdout = stdout
+
+
+def _error(message: str) -> None:
+    """One line on stderr: an error can quote a path or recorded text, so it is scrubbed too."""
+    line = " ".join(secrets.scrub(message).split())
+    print(f"pi-event-search: {line}", file=sys.stderr)
+
+
+_FULL = "is the disk full? Free space, or pass --index PATH on another disk"
+
+
+def _hinted(text: str) -> str:
+    text = text.removesuffix("; retrying")  # the language server retries; a command stops here
+    if "disk is full" in text or "disk I/O error" in text:
+        return f"{text}: {_FULL}"
+    if "database is locked" in text:
+        return f"{text}: another process holds the index busy; try again"
+    return text
+
+
+def _storage_error(exc: sqlite3.Error | OSError) -> str:
+    """What a person can do about a failing disk or database, said in one line."""
+    text = str(exc)
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return f"cannot write {exc.filename or 'the index'}: {exc.strerror}: {_FULL}"
+    if "locked" in text or "busy" in text:
+        return f"the index is busy ({text}): another process holds it; try again"
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or text}{f': {exc.filename}' if exc.filename else ''}"
+    return _hinted(f"the index failed: {text}")
 
 
 def _engine(args: argparse.Namespace) -> Engine:
     registry, warnings = load_file(extractors_file())
     for warning in warnings:  # a bad registry is a warning: the command goes on without it
         print(f"pi-event-search: {warning}", file=sys.stderr)
-    engine = Engine.open(Path(args.index) if args.index else None, list(args.sessions_dir),
-                         registry)
+    # A project's sessionDir counts where Pi trusts the project: the folder Pi would start in,
+    # and the roots asked about.
+    projects = [os.getcwd(), *(str(Path(r).resolve()) for r in getattr(args, "root", None) or [])]
+    dirs = sessiondirs.configured(flag=args.session_dir, extra=list(args.sessions_dir),
+                                  projects=projects)
+    engine = Engine.open(Path(args.index) if args.index else None, [], registry, dirs=dirs)
     if engine.recovered:  # said once, by the process that moved the damaged index aside
         print(f"pi-event-search: {engine.recovered}", file=sys.stderr)
     return engine
@@ -181,8 +234,11 @@ def _scope(args: argparse.Namespace) -> Scope:
         raise UsageError("--current-session needs --cutoff") from exc
 
 
-def _out(obj: Any) -> None:
-    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
+def _out(obj: Any, reveal: bool = False) -> None:
+    """An answer as JSON, every string in it scrubbed (names, paths and ids are recorded text
+    too); `reveal` keeps credentials (a person asked), never control bytes."""
+    clean = secrets.clean(obj, reveal=reveal)
+    sys.stdout.buffer.write(orjson.dumps(clean, option=orjson.OPT_INDENT_2) + b"\n")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -191,20 +247,27 @@ def _run(args: argparse.Namespace) -> int:
         # quarter second to every other command. Nothing it imports comes back to the CLI.
         from pi_event_search.lsp.main import serve
 
-        serve(Path(args.index) if args.index else None, list(args.sessions_dir))
+        serve(Path(args.index) if args.index else None, list(args.sessions_dir), args.session_dir)
         return 0
     if args.command == "mcp":
         return _mcp(args)
     if args.command == "search" and args.demo:
         ensure_demo(args)
     if not getattr(args, "json", False):
-        sys.stdout = render_text.Scrubbed(sys.stdout)
+        sys.stdout = render_text.Scrubbed(sys.stdout, getattr(args, "reveal_secrets", False))
     engine = _engine(args)
+    try:
+        return _command(engine, args)
+    finally:
+        engine.close()  # its lease, and the directories it said it reads (index/wanted.py)
+
+
+def _command(engine: Engine, args: argparse.Namespace) -> int:
     if args.command == "index":
         return _index(engine, args.watch)
     if args.command == "status":
         status = engine.status(None if args.all else _scope(args))
-        _out(status) if args.json else render_text.status(status)
+        _out(status) if args.json else render_text.status(secrets.clean(status))
         return 0
     engine.refresh_or_wait(render_text.progress_printer(), CLI_WAIT)
     if args.command == "search":
@@ -215,16 +278,17 @@ def _run(args: argparse.Namespace) -> int:
         result = engine.read(args.ref, _scope(args), fragment=args.fragment, offset=args.offset,
                              length=args.length, before=args.before, after=args.after,
                              order=args.order, reveal_secrets=args.reveal_secrets)
-        _out(result) if args.json else render_text.read(result)
+        _out(result, args.reveal_secrets) if args.json else render_text.read(
+            secrets.clean(result, reveal=args.reveal_secrets))
         return 0
     if args.command == "secrets":
         found = engine.secrets(_scope(args))
-        _out(found) if args.json else render_text.secrets(found)
+        _out(found) if args.json else render_text.secrets(secrets.clean(found))
         return 0
     if args.command in ("file", "blame"):
         return cli_file.run(engine, args, _scope(args), _out, UsageError)
     traced = engine.trace(args.ref, _scope(args))
-    _out(traced) if args.json else render_text.trace(traced)
+    _out(traced) if args.json else render_text.trace(secrets.clean(traced))
     return 0
 
 
@@ -237,7 +301,10 @@ def _mcp(args: argparse.Namespace) -> int:
             raise
         raise UsageError("the MCP server needs the `mcp` extra: pip install "
                          "'pi-event-search[mcp]' (or bootstrap.py --extra mcp)") from exc
-    serve(Path(args.index) if args.index else None, list(args.sessions_dir), args.root)
+    # Pi's --session-dir as an extra directory: its files sit directly in it, which an extra
+    # directory's reading covers too.
+    extra = [*args.sessions_dir, *([args.session_dir] if args.session_dir else [])]
+    serve(Path(args.index) if args.index else None, extra, args.root)
     return 0
 
 
@@ -280,10 +347,11 @@ def _search(engine: Engine, args: argparse.Namespace) -> int:
         render_text.indexing_note(indexing)
         if args.json:
             _out({"sessions": found.groups, "nextCursor": found.next_cursor,
-                  "didYouMean": found.did_you_mean, "indexing": indexing})
+                  "didYouMean": found.did_you_mean, "indexing": indexing}, args.reveal_secrets)
         else:
             render_text.did_you_mean(found.did_you_mean)
-            render_text.groups(found.groups, found.next_cursor)
+            render_text.groups(secrets.clean(found.groups, reveal=args.reveal_secrets),
+                               found.next_cursor)
         return 0
     page = engine.search(args.query, _filters(args), _scope(args), limit=args.limit,
                          cursor=args.cursor, prefix_last=args.prefix_last, exact=args.exact)
@@ -294,7 +362,7 @@ def _search(engine: Engine, args: argparse.Namespace) -> int:
               "indexing": indexing})
     else:
         render_text.did_you_mean(page.did_you_mean)
-        render_text.hits(page.hits, page.next_cursor)
+        render_text.hits(secrets.clean(page.hits), page.next_cursor)
     return 0
 
 
@@ -303,5 +371,6 @@ def _sessions(engine: Engine, args: argparse.Namespace) -> int:
         raise UsageError("--limit must be at least 1")
     found = engine.sessions(_filters(args), _scope(args), limit=args.limit, cursor=args.cursor,
                             reveal_secrets=args.reveal_secrets)
-    _out(found) if args.json else render_text.sessions(found)
+    _out(found, args.reveal_secrets) if args.json else render_text.sessions(
+        secrets.clean(found, reveal=args.reveal_secrets))
     return 0

@@ -6,7 +6,7 @@ import sys
 import time
 from typing import TextIO
 
-from pi_event_search.core.secrets import strip_controls
+from pi_event_search.core.secrets import scrub
 from pi_event_search.core.wire import (
     DidYouMean,
     Group,
@@ -23,14 +23,16 @@ from pi_event_search.index.indexer import Progress
 
 
 class Scrubbed:
-    """Standard output for text: recorded text reaches a terminal without control bytes or escape
-    sequences, whatever field it came in (ids and paths are recorded text too)."""
+    """Standard output for text: recorded text reaches a terminal masked and without control
+    bytes or escape sequences, whatever field it came in (tool names, ids and paths are recorded
+    text too); `reveal` keeps credentials (a person asked), never control bytes."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, reveal: bool = False) -> None:
         self.stream = stream
+        self.reveal = reveal
 
     def write(self, text: str) -> int:
-        return self.stream.write(strip_controls(text))
+        return self.stream.write(scrub(text, reveal=self.reveal))
 
     def flush(self) -> None:
         self.stream.flush()
@@ -73,7 +75,10 @@ def status(s: StatusResult) -> None:
     split = f" ({', '.join(f'{names.get(k, k)} {n}' for k, n in sources.items())})" \
         if len(sources) > 1 or set(sources) - {"pi"} else ""
     print(f"sessions   {s['sessions']}{split}   events {s['events']}   fragments {s['fragments']}")
-    print(f"dirs       {', '.join(s['sessionDirs'])}")
+    for d in s["directories"]:
+        count = "" if d["sessions"] is None else f": {d['sessions']} sessions"
+        missing = "" if d["exists"] else ", does not exist yet"
+        print(f"dir        {d['path']} ({d['layout']}, {d['origin']}{missing}){count}")
     if s["secretEvents"]:
         print(f"secrets    {s['secretEvents']} events held credentials (masked; list them with "
               "`pi-event-search secrets`)")

@@ -12,27 +12,44 @@ finds every place a rule could match: a known prefix (`sk-`, `ghp_`, `AKIA`, `ey
 secret-like name (`password`, `token`, `_KEY`...), `://`, a control byte. Most texts hold none and
 cost that one pass; each rule then runs anchored at its trigger only. The rules are our own, after
 gitleaks' and Microsoft's secret-masker's shapes, chosen on the corpus of tests/secretcorpus.py.
+
+Linear in the text, whatever it holds: a value a rule may take is bounded (`VALUE_MAX` characters
+read, a run longer than that is one value), a name whose value was rejected makes the names inside
+that value skipped, and no trigger consumes a character a known shape could start at, so a key of a
+known shape is found wherever it sits (after a rejected `Bearer`, inside a rejected value).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import bisect
 import itertools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar, cast
 
 MARK = "[redacted: {}]"
+_T = TypeVar("_T")
 
 _CONTROL_CLASS = r"\x00-\x08\x0b-\x1f\x7f-\x9f\x{202a}-\x{202e}\x{2066}-\x{2069}"
-# ESC sequences (CSI, OSC/DCS/APC/PM/SOS strings up to BEL or ST, two-byte escapes), C1 bytes, the
-# C0 bytes but tab and newline, DEL, and the bidirectional overrides that reorder what is shown.
+# The one control-byte rule, shared with the clients through tests/data/control-vectors.json
+# (clients/neovim/lua/pi_events/untrusted.lua, clients/pi/src/untrusted.ts,
+# clients/vscode/src/core/untrusted.ts), bounded so that no byte removes more than its own sequence:
+# - CSI `ESC [`, up to 64 parameter and 16 intermediate bytes, and its final byte when there is one;
+# - `ESC ]`, `ESC P`, `ESC X`, `ESC ^`, `ESC _` (OSC, DCS, SOS, PM, APC) with a body of at most
+#   4096 printable ASCII characters and its terminator (BEL, `ESC \\` or ST): only a terminated
+#   string goes whole; an unterminated one loses its two introducing characters only;
+# - any other ESC with up to 16 intermediates and its final character (`ESC 7`, `ESC ( B`);
+# - any other C0 byte but tab and newline, DEL, each C1 character alone (U+0080..U+009F: 8-bit
+#   CSI and OSC too, as their bytes are far more often Latin-1 mojibake, `Ý` read as `Ã\\x9d`, than
+#   controls a terminal in UTF-8 obeys), and the bidirectional overrides that reorder what is shown.
 _CONTROLS = re.compile(
-    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
-    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
-    r"|\x1b[ -~]?"
-    r"|[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+    r"\x1b\[[0-?]{0,64}[ -/]{0,16}[@-~]?"
+    r"|\x1b[\]PX^_][ -~]{0,4096}(?:\x07|\x1b\\|\x9c)"
+    r"|\x1b[ -/]{0,16}[0-~]?"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 _NAMES = (r"password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
           r"|auth[_-]?key|credentials?|_key")
@@ -40,9 +57,17 @@ _NAMES = (r"password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?k
 # costs nothing.
 _TRIGGERS = (r"(?i)private key|sk-|akia|asia|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt)-"
              r"|xox[abposer]-|hooks\.slack\.com/|[sr]k_(?:live|test)_|aiza|npm_|hf_|accountkey="
-             r"|sharedaccesskey=|[?&]sig=|eyj|(?:bearer|basic)[ \t]+[a-z0-9._~+/-]{16}"
+             r"|sharedaccesskey=|[?&]sig=|eyj|(?:bearer|basic)[ \t]+"
              r"|://[^\s:/@]{1,64}:[^\s@/]{3,128}@|(?:" + _NAMES + r")[\"']?[ \t]*(?:=|:)")
+# The triggers of known shapes alone, matched where a value starts (to name its kind).
+_SHAPE_START = re.compile(_TRIGGERS.split("|(?:bearer", 1)[0].replace("|eyj", "") + "|eyj")
+# A trigger never consumes a character a value could start at: a known shape right after it (or
+# inside the value a name's rule rejects) is a trigger of its own. (`://user:pass@` does, and its
+# rule looks for a known shape in both parts.)
 _WORD = re.compile(r"[a-z_-]+")
+
+_PY_FINDER = re.compile(_TRIGGERS + "|[" + _CONTROL_CLASS.replace(r"\x{", r"\u").replace("}", "") + "]")
+
 
 def _compile_triggers() -> tuple[Any, Any]:
     """The trigger regex for str, and for UTF-8 bytes (None without RE2)."""
@@ -52,8 +77,7 @@ def _compile_triggers() -> tuple[Any, Any]:
         pattern = _TRIGGERS + "|[" + _CONTROL_CLASS + "]"
         return re2.compile(pattern), re2.compile(pattern.encode())
     except ImportError:  # about six times slower on large texts; same results
-        return re.compile(_TRIGGERS + "|[" + _CONTROL_CLASS.replace(r"\x{", r"\u").replace("}", "")
-                          + "]"), None
+        return _PY_FINDER, None
 
 
 _FINDER, _BYTES_FINDER = _compile_triggers()
@@ -62,7 +86,6 @@ _FINDER, _BYTES_FINDER = _compile_triggers()
 # index). So a text is encoded once and searched as bytes; most texts hold no trigger and cost
 # just that. Where one does, byte offsets become character offsets by decoding the stretches
 # between triggers (none to decode in ASCII, most recorded text).
-_KNOWN_WINDOW = 4096  # a known shape's trigger is a few characters: matched in a window, not the text
 
 
 def _triggers(text: str) -> Iterator[tuple[int, str]]:
@@ -76,23 +99,33 @@ def _triggers(text: str) -> Iterator[tuple[int, str]]:
     if first is not None:
         at, ascii_ = first.start(), len(data) == len(text)
         char = at if ascii_ else len(data[:at].decode("utf-8", "surrogatepass"))
-        yield from _from(data, at, len(data), char, ascii_)
+        yield from _from(text, data, at, len(data), char, ascii_)
 
 
-def _from(data: bytes, start: int, end: int, char: int, ascii_: bool
+_DENSE = 256  # triggers this close together (16 bytes apart on average) are searched with re
+
+
+def _from(text: str, data: bytes, start: int, end: int, char: int, ascii_: bool
           ) -> Iterator[tuple[int, str]]:
-    """The triggers in data[start:end], in characters from where `char` is the character offset of
-    `start` (a trigger starts there). Byte offsets become character offsets by decoding the
-    stretches between triggers (nothing to decode in ASCII, most recorded text)."""
+    """The triggers of `text` (its UTF-8 is data[start:end]), in characters from where `char` is
+    the character offset of `start` (a trigger starts there). Byte offsets become character
+    offsets by decoding the stretches between triggers (nothing to decode in ASCII, most recorded
+    text). RE2's Python wrapper costs microseconds a match: where triggers are dense (a run of
+    `token=`), Python's re goes on over the str (C all the way, no offsets to convert)."""
     done = start
-    for m in _BYTES_FINDER.finditer(data, start, end):
+    for n, m in enumerate(_BYTES_FINDER.finditer(data, start, end), 1):
         pos = m.start()
         if ascii_:
             char += pos - done
         else:
             char += len(data[done:pos].decode("utf-8", "surrogatepass"))
         done = pos
-        yield char, m.group().decode("utf-8", "surrogatepass")
+        matched = m.group().decode("utf-8", "surrogatepass")
+        yield char, matched
+        if n == _DENSE and pos - start < _DENSE * 16:
+            for p in _PY_FINDER.finditer(text, char + len(matched)):
+                yield p.start(), p.group()
+            return
 
 
 class Span(NamedTuple):
@@ -128,24 +161,47 @@ _SHAPES: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
     "hf_": (("huggingface-token", _c(r"hf_[A-Za-z0-9]{34,}" + _E)),),
     "eyj": (("jwt", _c(r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}" + _E)),),
 }
-_AZURE = _c(r"(?i:accountkey|sharedaccesskey|[?&]sig)=([A-Za-z0-9%+/]{30,}={0,2})")
+VALUE_MAX = 512  # the characters a rule reads of a value: what keeps masking linear in the text
+
+
+def _v(pattern: str) -> re.Pattern[str]:
+    """A rule whose `MAX` is VALUE_MAX."""
+    return _c(pattern.replace("MAX", str(VALUE_MAX)))
+
+
+_AZURE = _v(r"(?i:accountkey|sharedaccesskey|[?&]sig)=([A-Za-z0-9%+/]{30,MAX}={0,2})")
 _PEM_BEGIN = _c(r"-----BEGIN[A-Z0-9 ]{0,40} $")
 _PEM_END = _c(r"-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----")
 
-# After a secret-like name: the assignment and its value (`password = "…"`, `"token": "…"`,
-# `_authToken=…`, `api_key: …`).
-_ASSIGNED = _c(r"[\"']?[ \t]*(?:=|:|:=|=>)[ \t]*(?:\"([^\"\n]{4,})\"|'([^'\n]{4,})'|([^\s\"',;`]{4,}))")
-_BEARER = _c(r"[ \t]+([A-Za-z0-9._~+/\-]{16,}=*)")
-_USERINFO = _c(r"[^\s:/@\"'<>]{1,64}:([^\s@/\"'<>]{3,128})@[\w.\-]")
+# After a secret-like name: the assignment (`password = "…"`, `"token": "…"`, `_authToken=…`,
+# `api_key: …`, `key := …`, `key => …`), then a quoted value or a bare run up to white space or
+# a quote (`;`, `,` and brackets inside it are the value's: `hunter2;xyz` is one value).
+_ASSIGN = _c(r"[\"']?[ \t]{0,16}(?:=>|:=|=|:)[ \t]{0,16}")
+_QUOTED = {q: _v(q + "([^" + q + r"\n]{0,MAX})(" + q + "?)") for q in "\"'"}
+_BARE = _v(r"[^\s\"'`]{1,MAX}")
+_RUN = _c(r"[^\s\"'`]*")
+_BEARER = _v(r"[A-Za-z0-9._~+/\-]{16,MAX}=*")
+_BASIC = _v(r"[A-Za-z0-9+/]{4,MAX}={0,2}(?![A-Za-z0-9_\-])")
+_USERINFO = _c(r"([^\s:/@\"'<>]{1,64}):([^\s@/\"'<>]{3,128})@[\w.\-]")
 
-# A placeholder, a reference to where the value lives, or a type: not a credential.
+# A placeholder, a reference to where the value lives, code, or a type: not a credential.
 _NOT_A_VALUE = re.compile(
-    r"(?i:^(?:[\$%<{\[(*#]|\W*$|x{4,}|\*{3,}|\.{3}|(?:process\.env|os\.environ|env|self|this|config"
-    r"|settings|secrets|options|args|params|props)\b|(?:your|my|some|example|sample|dummy|fake|test"
-    r"|placeholder|changeme|redacted|replace|insert|enter|todo|xxx|none|null|nil|true|false"
-    r"|undefined|string|str|number|int|bool|boolean|required|optional|secret|password|token"
-    r"|await|new|function|async|lambda|require|import|get|read|load)"
-    r"(?:$|[-_ .])))|[(){}]|\.\w+\(|^[a-z_]+(?:\.[a-z_][a-z_0-9]*)+$|^[A-Z][A-Z0-9_]+$")
+    r"(?i:^(?:[<{\[(]|\W*$|x{4,}|\*{3,}|\.{3}|(?:process\.env|os\.environ|env|self|this|config"
+    r"|settings|secrets|options|args|params|props|await|new|function|async|lambda|require|import"
+    r")\b|(?:none|null|nil|true|false|undefined|string|str|number|int|bool|boolean|required"
+    r"|optional)(?:$|[-_ .|?])))"
+    r"|\.\w+\(|^[A-Za-z_$][\w$.]*\(|^[a-z_]+(?:\.[a-z_][a-z_0-9]*)+$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+# Words that start a placeholder (`your-api-key-here`, `my_password`, `changeme`): unless the
+# value also holds capitals, small letters and digits, as `my-Secret-Pass-123` does.
+_PLACEHOLDER = re.compile(
+    r"(?i)(?:your|my|some|example|sample|dummy|fake|test|placeholder|changeme|redacted|replace"
+    r"|insert|enter|todo|xxx|secret|password|token|get|read|load)(?:$|[-_ .])")
+# A value that is all a reference: `$VAR`, `${VAR}`, `$(cmd)`, `%s`, `%(name)s`, `%VAR%`, `#{x}`,
+# `{{ x }}`. A sigil before anything else is part of a value: `$uperS3cret!`, `#Secr3tPass`.
+_REFERENCE = re.compile(
+    r"\$(?:\{[^}]*\}|\([^)]*\)|[A-Za-z_]\w*)|%(?:\([^)]*\))?[sdrif]|%\w+%|[%#]\{[^}]*\}|\{\{.*\}\}")
+_SYMBOLS = frozenset("!@#$%^&*+~?")
+_CLOSERS = {")": "(", "]": "[", "}": "{", ">": "<"}
 
 
 def _starts_token(text: str, pos: int) -> bool:
@@ -158,6 +214,14 @@ def _shape_key(low: str) -> str:
     if low.endswith(("k_live_", "k_test_")):
         return "k_"
     return "akia" if low == "asia" else low
+
+
+# Each literal trigger of a known shape and its patterns, looked up once per trigger (a run of
+# ` sk-` costs a dict lookup and a failed match each, not a chain of string tests).
+_SHAPES_OF = {low: _SHAPES[_shape_key(low)] for low in (
+    "sk-", "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gldt-",
+    "glrt-", "glptt-", *(f"xox{c}-" for c in "abposer"), "hooks.slack.com/", "sk_live_", "sk_test_",
+    "rk_live_", "rk_test_", "aiza", "npm_", "hf_", "eyj")}
 
 
 def _shape(text: str, pos: int, low: str) -> Span | None:
@@ -178,69 +242,141 @@ def _private_key(text: str, pos: int) -> Span | None:
     return Span(begin, end.end() if end else len(text), "private-key")
 
 
+def _not_a_value(value: str) -> bool:
+    if _NOT_A_VALUE.search(value) or _REFERENCE.fullmatch(value):
+        return True
+    return _PLACEHOLDER.match(value) is not None and not (
+        any(c.isupper() for c in value) and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value))
+
+
 def _value_ok(value: str, password: bool) -> bool:
-    if _NOT_A_VALUE.search(value):
+    if len(value) < (4 if password else 8) or _not_a_value(value):
         return False
     if password:
-        return len(value) >= 4
-    # Other names need a value that looks generated: a digit, or length.
-    return len(value) >= 8 and (any(c.isdigit() for c in value) or len(value) >= 20)
+        return True
+    # Other names need a value that looks generated: a digit, length, all capitals, a symbol.
+    return len(value) >= 8 and (any(c.isdigit() for c in value) or len(value) >= 20
+                                or (len(value) >= 12 and value.isupper())
+                                or not _SYMBOLS.isdisjoint(value))
 
 
-def _named(text: str, pos: int, end: int, word: str) -> Span | None:
-    m = _ASSIGNED.match(text, end)
-    if m is None or (end < len(text) and text[end] in _TOKEN_CHARS):
-        return None
+def _trimmed(text: str, start: int, end: int) -> int:
+    """Where a bare value ends once a statement's `;`/`,`, a sentence's `.` or `:` and closing
+    brackets it does not open are left out (`f(password=hunter22);`)."""
+    counts: dict[str, int] | None = None
+    while end > start:
+        c = text[end - 1]
+        if c in _CLOSERS:
+            if counts is None:
+                value = text[start:end]
+                counts = {k: value.count(k) for k in "()[]{}<>"}
+            if counts[_CLOSERS[c]] >= counts[c]:
+                break
+            counts[c] -= 1
+        elif c not in ".,;:":
+            break
+        end -= 1
+    return end
+
+
+def _named(text: str, pos: int, end: int, word: str) -> tuple[list[Span], int]:
+    """The value assigned to the name at pos..end, and how far it reached (the names inside a
+    rejected value are skipped: a run of `token=token=…` costs one value)."""
+    if end < len(text) and text[end] in _TOKEN_CHARS:
+        return [], end
+    a = _ASSIGN.match(text, end)
+    if a is None:
+        return [], end
+    vs = a.end()
+    quote = text[vs:vs + 1]
+    if quote and quote in _QUOTED:
+        q = _QUOTED[quote].match(text, vs)
+        assert q is not None  # matches the empty value
+        if not q.group(2):
+            return [], q.end()  # no closing quote within VALUE_MAX: not a value
+        v0, v1, reach = q.start(1), q.end(1), q.end()
+        if v1 - v0 < 4:
+            return [], reach
+    else:
+        b = _BARE.match(text, vs)
+        if b is None:
+            return [], vs
+        v0, reach = vs, b.end()
+        if reach - vs == VALUE_MAX:  # a longer run is one value: masked whole, or skipped whole
+            reach = _RUN.match(text, reach).end()  # type: ignore[union-attr]
+        v1 = _trimmed(text, vs, reach)
+    password = word.startswith("pass") or word == "pwd"
+    if v1 - v0 < 4 or not _value_ok(text[v0:min(v1, v0 + VALUE_MAX)], password):
+        return [], reach  # a known shape at v0 is a trigger of its own
     start = pos
     while start > 0 and pos - start < 64 and text[start - 1] in _NAME_CHARS:
         start -= 1
-    name = text[start:end].lower()
     if word == "_key" and not text[start:end].isupper():
-        return None  # `cache_key = …` is code; `SOME_KEY=…` is an environment variable
-    g = 1 if m.group(1) is not None else 2 if m.group(2) is not None else 3
-    value = m.group(g)
-    shape = _known(text, m.start(g))
+        return [], reach  # `cache_key = …` is code; `SOME_KEY=…` is an environment variable
+    shape = _known(text, v0)
     if shape is not None:
-        return shape
-    password = word.startswith("pass") or word == "pwd"
+        return [shape], max(reach, shape.end)
+    name = text[start:end].lower()
     kind = ("aws-secret-access-key" if "aws" in name and "secret" in name
             else "password" if password else "generic-secret")
-    return Span(m.start(g), m.end(g), kind) if _value_ok(value, password) else None
+    return [Span(v0, v1, kind)], reach
+
+
+def _basic(value: str) -> bool:
+    """Whether a `Basic` value is base64 of `user:password` (of any length; `Basic usage` is
+    prose)."""
+    if len(value) % 4:
+        return False
+    try:
+        raw = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    return ":" in raw and raw.isprintable()
 
 
 def _known(text: str, pos: int) -> Span | None:
     """A known shape starting at pos (assigned to a name, after `Bearer`): it keeps its kind."""
-    window = text[pos:pos + _KNOWN_WINDOW]
-    if _BYTES_FINDER is None:
-        trigger = _FINDER.match(window)
-        return _shape(text, pos, trigger.group().lower()) if trigger is not None else None
-    found = _BYTES_FINDER.match(window.encode("utf-8", "surrogatepass"))
-    return (_shape(text, pos, found.group().decode("utf-8", "surrogatepass").lower())
-            if found is not None else None)
+    trigger = _SHAPE_START.match(text, pos)
     return _shape(text, pos, trigger.group().lower()) if trigger is not None else None
 
 
-def _at(text: str, pos: int, matched: str) -> Span | None:
-    low = matched.lower()
+def _at(text: str, pos: int, low: str) -> tuple[list[Span], int]:
+    """The credentials the trigger at pos starts (`low`: what it matched, in small letters), and
+    how far a name's value reached (the names that start before it are skipped)."""
+    if low[-1] in "=:" and not low.endswith(("accountkey=", "sig=")):
+        word = _WORD.match(low)
+        return _named(text, pos, pos + len(word.group()), word.group()) if word else ([], pos)
     if low == "private key":
-        return _private_key(text, pos)
+        span = _private_key(text, pos)
+        return ([span] if span else []), pos
     if low.startswith("://"):
         u = _USERINFO.match(text, pos + 3)
-        if u and not _NOT_A_VALUE.search(u.group(1)):
-            return _known(text, u.start(1)) or Span(u.start(1), u.end(1), "connection-string")
-        return None
+        if u is None:
+            return [], pos
+        found = []
+        user = _known(text, u.start(1))
+        if user is not None and user.end <= u.end(1):
+            found.append(user)
+        if not _not_a_value(u.group(2)):
+            found.append(_known(text, u.start(2)) or Span(u.start(2), u.end(2), "connection-string"))
+        return found, pos
     if low.startswith(("bearer", "basic")):
-        b = _BEARER.match(text, pos + 6 if low[1] == "e" else pos + 5)
-        if b and _starts_token(text, pos) and not _NOT_A_VALUE.search(b.group(1)):
-            return _known(text, b.start(1)) or Span(b.start(1), b.end(1), "bearer-token")
-        return None
+        vs = pos + len(low)
+        if not _starts_token(text, pos):
+            return [], pos
+        if low[1] == "e":
+            b = _BEARER.match(text, vs)
+            if b is None or _not_a_value(b.group()):
+                return [], pos  # a known shape at vs is a trigger of its own
+            return [_known(text, vs) or Span(vs, b.end(), "bearer-token")], pos
+        b = _BASIC.match(text, vs)
+        return ([Span(vs, b.end(), "basic-auth")] if b and _basic(b.group()) else []), pos
     if low.endswith(("accountkey=", "sig=")):
         a = _AZURE.match(text, pos)
-        return Span(a.start(1), a.end(1), "azure-storage-key") if a else None
-    if low[-1] in "=:":
-        word = _WORD.match(low)
-        return _named(text, pos, pos + len(word.group()), word.group()) if word else None
-    return _shape(text, pos, low)
+        return ([Span(a.start(1), a.end(1), "azure-storage-key")] if a else []), pos
+    span = _shape(text, pos, low)
+    return ([span] if span else []), pos
 
 
 def find(text: str) -> list[Span]:
@@ -251,19 +387,34 @@ def find(text: str) -> list[Span]:
 def _find(text: str, triggers: Iterable[tuple[int, str]]) -> tuple[list[Span], bool]:
     """The credentials at these triggers, and whether a control byte was seen."""
     spans: list[Span] = []
-    controls = False
-    last = 0
+    last = 0  # the end of the last credential: a trigger before it is inside it
+    reach = 0  # how far the last name's value reached: a name before it is inside that value
     for pos, matched in triggers:
         if pos < last:
             continue
         if len(matched) == 1:
-            controls = True
+            return [], True  # rare: the caller strips, then finds again in what is left
+        low = matched.lower()
+        shapes = _SHAPES_OF.get(low)
+        if shapes is not None:  # a known shape's prefix: it must start a token
+            if pos == 0 or text[pos - 1] not in _TOKEN_CHARS:
+                for kind, pattern in shapes:
+                    m = pattern.match(text, pos)
+                    if m:
+                        spans.append(Span(pos, m.end(), kind))
+                        last = m.end()
+                        break
             continue
-        span = _at(text, pos, matched)
-        if span is not None and span.start >= last:
-            spans.append(span)
-            last = span.end
-    return spans, controls
+        if pos < reach and low[-1] in "=:" and not low.endswith("sig="):
+            continue
+        found, reached = _at(text, pos, low)
+        if reached > reach:
+            reach = reached
+        for span in found:
+            if span.start >= last:
+                spans.append(span)
+                last = span.end
+    return spans, False
 
 
 def strip_controls(text: str) -> str:
@@ -326,7 +477,7 @@ def scan_many(texts: list[str], *, reveal: bool = False
         ascii_ = len(own) == len(text)
         rel = hit - starts[k]
         char = rel if ascii_ else len(own[:rel].decode("utf-8", "surrogatepass"))
-        out[k] = _scanned(text, _from(data, hit, end, char, ascii_), reveal)
+        out[k] = _scanned(text, _from(text, data, hit, end, char, ascii_), reveal)
         at = end + 1
     return out, datas
 
@@ -338,3 +489,39 @@ def scrub(text: str, *, reveal: bool = False) -> str:
 
 
 Scrub = Callable[[str], str]
+
+
+def clean(value: _T, *, reveal: bool = False) -> _T:
+    """A JSON-shaped answer with every string in it scrubbed (the keys are the server's own):
+    snippets and fragments are masked when indexed, but an answer carries recorded text in other
+    fields too (tool names, cwd, session names, file paths, entry ids), and every surface sends
+    it through here. The strings are scanned together, as a first index scans a batch."""
+    texts: list[str] = []
+    _collect(value, texts)
+    if not texts:
+        return value
+    scanned = iter([text for text, _ in scan_many(texts, reveal=reveal)[0]])
+    return cast(_T, _rebuild(value, scanned))
+
+
+def _collect(value: object, into: list[str]) -> None:
+    if isinstance(value, str):
+        into.append(value)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _collect(v, into)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _collect(v, into)
+
+
+def _rebuild(value: object, scanned: Iterator[str]) -> object:
+    if isinstance(value, str):
+        return next(scanned)
+    if isinstance(value, dict):
+        return {k: _rebuild(v, scanned) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rebuild(v, scanned) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_rebuild(v, scanned) for v in value)
+    return value

@@ -311,6 +311,17 @@ class Skipped(TypedDict):
     reason: str | None
 
 
+class SessionDirInfo(TypedDict):
+    """One session directory this server reads (docs/protocol.md, piEvents/status)."""
+
+    path: str
+    layout: str  # "per-project" (Pi's default) or "flat" (a sessionDir Pi was told to use)
+    origin: str  # why it is read: "default", "--session-dir", "PI_CODING_AGENT_SESSION_DIR", ...
+    live: bool  # Pi writes there (False: an extra, archive directory)
+    exists: bool
+    sessions: int | None  # the caller's sessions found in it (None: the index is not open)
+
+
 class StatusResult(TypedDict):
     index: IndexInfo
     sessions: int
@@ -324,6 +335,7 @@ class StatusResult(TypedDict):
     badLines: list[BadLines]
     skipped: list[Skipped]
     sessionDirs: list[str]
+    directories: list[SessionDirInfo]
     roots: list[str] | None
     secretEvents: int  # events whose texts held a credential (masked everywhere)
     server: NotRequired[ServerState]

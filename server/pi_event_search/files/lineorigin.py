@@ -44,8 +44,11 @@ def line_origin(conn: sqlite3.Connection, path: str, line_text: str, scope: Scop
         return {"hit": None, "candidates": [], "reason": "unknown"}
     found: list[FileHit] = []
     seen: set[tuple[str, str | None]] = set()
-    wanted = Needle(needle)
-    for row, write in _writers(conn, target, wanted, scope):
+    # A line holding a credential is looked for as it would be shown, masked, in calls masked
+    # the same way: a guessed value finds what the true one finds, so no answer confirms a guess.
+    masked = secrets.scrub(needle)
+    wanted = Needle(masked)
+    for row, write in _writers(conn, target, wanted, scope, masked != needle):
         if (row["entry_id"], row["ts"]) in seen:
             continue
         seen.add((row["entry_id"], row["ts"]))
@@ -62,9 +65,10 @@ def line_origin(conn: sqlite3.Connection, path: str, line_text: str, scope: Scop
     return {"hit": found[0], "candidates": found[1:]}
 
 
-def _writers(conn: sqlite3.Connection, target: TargetFile, needle: Needle, scope: Scope
-             ) -> Iterator[tuple[sqlite3.Row, Write]]:
-    """Visible events that wrote the line into the file, newest first."""
+def _writers(conn: sqlite3.Connection, target: TargetFile, needle: Needle, scope: Scope,
+             masked: bool) -> Iterator[tuple[sqlite3.Row, Write]]:
+    """Visible events that wrote the line into the file, newest first (judged on the calls'
+    masked arguments when the line was masked)."""
     paths, params = target.sql("r.path")
     changes = (f"SELECT r.eid FROM file_refs r WHERE {paths} AND r.op = 'changed' "
                "AND r.label = 'derived'")
@@ -80,6 +84,8 @@ def _writers(conn: sqlite3.Connection, target: TargetFile, needle: Needle, scope
         entry = _source_entry(row)
         if entry is None:  # the file changed since it was indexed: no claim either way
             continue
+        if masked:
+            entry = _scrubbed(entry)
         for write in written(entry, target, row["cwd"], needle):
             if not _failed(conn, row["sid"], entry, write.block):
                 yield row, write
@@ -106,6 +112,17 @@ def _may_hold(conn: sqlite3.Connection, changes: str, params: list[Any], needle:
                 needle.text in text or escaped in text or any(p in text for p in pieces))):
             out.add(f["eid"])
     return out
+
+
+def _scrubbed(value: Any) -> Any:
+    """Every string of a JSON value masked (a call's arguments, as the index holds them)."""
+    if isinstance(value, str):
+        return secrets.scrub(value)
+    if isinstance(value, list):
+        return [_scrubbed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _scrubbed(v) for k, v in value.items()}
+    return value
 
 
 def _source_entry(row: sqlite3.Row) -> dict[str, Any] | None:

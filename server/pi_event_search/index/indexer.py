@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from pi_event_search.index import passes, registry, store, writes
+from pi_event_search.index import dirseen, passes, registry, store, writes
 from pi_event_search.index import progress as progress_mod
 from pi_event_search.index.bulk import firstload
 from pi_event_search.index.bulk.firstload import FIRST_SLICE_BYTES
@@ -44,10 +44,14 @@ def refresh(conn: sqlite3.Connection, dirs: list[SessionDir],
     known, settled = files.read(conn) if files is not None else known_files(conn)
     if not unavailable and quiet(observed, known, settled, roots):
         # Nothing to open, write or forget: no write transaction at all (but once, to say that
-        # a new index, or one whose writer died in a pass, is complete).
-        if progress_mod.indexing(conn) is not None:
+        # a new index, or one whose writer died in a pass, is complete; and once a day, to say
+        # that these directories are still read: dirseen.py).
+        finishing = progress_mod.indexing(conn) is not None
+        if finishing or dirseen.due(conn, roots):
             with store.transaction(conn):
-                progress_mod.clear(conn)
+                if finishing:
+                    progress_mod.clear(conn)
+                dirseen.stamp(conn, roots)
         report.changed["unchanged"] = settled.indexed
         report.generation = store.generation(conn)
         return report
@@ -139,14 +143,17 @@ def refresh_paths(conn: sqlite3.Connection, paths: set[str],
 
 
 def _forget(p: Pass, seen: set[str], roots: set[str], unavailable: set[str]) -> int:
-    """Drop files confirmed gone; mark those under unreadable roots unavailable."""
+    """Drop files confirmed gone, and those of directories no pass has read for long
+    (dirseen.py); mark those under unreadable roots unavailable."""
     conn, removed = p.conn, 0
     rows = conn.execute("SELECT path, root FROM files").fetchall()
+    dirseen.stamp(conn, roots - unavailable)
+    abandoned = dirseen.forgotten(conn, {r["root"] for r in rows} - roots)
     for row in rows:
         path, root = row["path"], row["root"]
         if path in seen:
             continue
-        if root in unavailable or root not in roots:
+        if root in unavailable or (root not in roots and root not in abandoned):
             if root in unavailable:
                 conn.execute("UPDATE files SET status = 'unavailable' WHERE path = ?", (path,))
                 conn.execute("UPDATE sessions SET state = 'unavailable', "

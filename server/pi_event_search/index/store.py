@@ -8,6 +8,7 @@ is not ours (different application_id) is refused, never touched.
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -26,9 +27,11 @@ APPLICATION_ID = 0x50494553  # "PIES"
 # identifiers (fulltext.identifier_parts), which an index of 12 lacks; Pi 1.x's context edits and
 # system messages change selection states (`edited-out`), and system, usage and context_edit
 # entries are typed events: an index of 12 has neither.
-# 14: sessions say which agent wrote them (`source`: Oh My Pi's files read past their title record,
-# their entry types projected, their states as Oh My Pi replays them): an index of 13 has none.
-SCHEMA_VERSION = 14
+# 14: wider masking rules (issue 38: values with a sigil, `;` or brackets, all capitals, short
+# Basic credentials, known shapes after any trigger): an index of 13 holds values they now mask.
+# 15: sessions say which agent wrote them (`source`: Oh My Pi's files read past their title record,
+# their entry types projected, their states as Oh My Pi replays them): an index of 14 has none.
+SCHEMA_VERSION = 15
 
 # The full-text table; a bulk load builds a copy of it in a side database (ftsload.py).
 FTS_TABLE = ("CREATE VIRTUAL TABLE {name} USING fts5(text, meta, parts, content='',\n"
@@ -213,7 +216,8 @@ def _ensure_schema(conn: sqlite3.Connection, path: Path, rebuild: bool) -> None:
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # a failed COMMIT (a full disk) rolled back already
+            conn.execute("ROLLBACK")
         raise
 
 
@@ -285,6 +289,7 @@ def remove_older_versions(current: Path) -> None:
                 Path(f"{old}{extra}").unlink(missing_ok=True)
             for side in old.parent.glob(f"{old.name}.fts-load*"):  # a bulk load's side files
                 side.unlink(missing_ok=True)
+            shutil.rmtree(f"{old}.dirs", ignore_errors=True)  # wanted.py
         finally:
             Path(f"{old}.users").unlink(missing_ok=True)
             locks.unlock(users)

@@ -55,7 +55,10 @@ class WriteBatch:
 
     def rollback(self) -> None:
         if self.started is not None:
-            self.conn.execute("ROLLBACK")
+            # A failed COMMIT (a full disk) may have rolled back already: the error to report is
+            # that one, not "no transaction is active".
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
             self.started, self.dirty = None, False
             if self.fulltext is not None:
                 self.fulltext.rollback()

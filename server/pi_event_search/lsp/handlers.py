@@ -13,7 +13,7 @@ from lsprotocol import types as t
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
-from pi_event_search.core import eventref, wire
+from pi_event_search.core import eventref, secrets, wire
 from pi_event_search.core.authz import MissingCutoff
 from pi_event_search.core.errors import EngineError, InvalidRef, NotFound
 from pi_event_search.core.eventref import Ref
@@ -45,12 +45,13 @@ def _server_error(message: str, code: int) -> JsonRpcServerError:
 
 
 def errors(fn: Callable[..., Awaitable[R]]) -> Callable[..., Awaitable[R]]:
-    """Map domain exceptions to JSON-RPC errors."""
+    """Map domain exceptions to JSON-RPC errors; every string of an answer scrubbed (recorded
+    text reaches the editor in names, paths and ids too: core/secrets.py `clean`)."""
 
     @wraps(fn)
     async def wrapper(*args: Any) -> R:
         try:
-            return await fn(*args)
+            return secrets.clean(await fn(*args), reveal=args[0].settings.reveal_secrets)
         except (BadParams, InvalidRef, MissingCutoff) as exc:
             raise JsonRpcInvalidParams(f"Invalid params: {exc}") from exc
         except NotFound as exc:
@@ -84,7 +85,8 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
     @ls.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def did_change_folders(ls: PiEventServer,
                            params: t.DidChangeWorkspaceFoldersParams) -> None:
-        return None  # pygls updates ls.workspace.folders; roots are read per request
+        # pygls updates ls.workspace.folders; roots are read per request, directories here.
+        ls.follow_dirs()
 
     @ls.feature(t.SHUTDOWN)
     def shutdown(ls: PiEventServer, params: Any) -> None:
@@ -134,7 +136,7 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
         engine = await ls.ready_engine()
         page = await ls.run_blocking(engine.search, params.query, Filters(), ls.scope(),
                                      limit=SYMBOL_LIMIT, prefix_last=True)
-        return [lsp_render.symbol(h) for h in page.hits]
+        return [lsp_render.symbol(h) for h in secrets.clean(page.hits)]
 
     @ls.feature("piEvents/read")
     @errors
@@ -277,7 +279,8 @@ async def _quiet_read(ls: PiEventServer, ref: Ref) -> wire.ReadResult | None:
     if ls.engine is None:
         return None
     try:
-        return await ls.run_blocking(ls.engine.read, ref, ls.scope(), length=lsp_render.HOVER_CHARS,
-                                     before=0, after=0, reveal_secrets=ls.settings.reveal_secrets)
+        return secrets.clean(await ls.run_blocking(
+            ls.engine.read, ref, ls.scope(), length=lsp_render.HOVER_CHARS, before=0, after=0,
+            reveal_secrets=ls.settings.reveal_secrets), reveal=ls.settings.reveal_secrets)
     except EngineError:
         return None

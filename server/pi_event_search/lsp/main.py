@@ -88,9 +88,9 @@ async def _serve_pipe(server: PiEventServer, stop: threading.Event) -> None:
                               error_handler=server.report_server_error)
 
 
-def serve(index_path: Path | None, extra_dirs: list[str]) -> None:
+def serve(index_path: Path | None, extra_dirs: list[str], session_dir: str | None = None) -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    server = PiEventServer(index_path, extra_dirs)
+    server = PiEventServer(index_path, extra_dirs, session_dir)
     register(server)
     if not _is_pipe(sys.stdin.fileno()):  # a regular file: pygls' thread reader copes
         server.start_io(_BoundedStdin(sys.stdin.buffer))  # type: ignore[arg-type]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from lsprotocol import types as t
@@ -73,21 +74,49 @@ def _preview(fragments: list[Fragment]) -> str:
 
 
 def hover_markdown(read: ReadResult) -> str:
+    """An event as hover Markdown. Recorded text cannot become Markdown: the body sits in a fence
+    longer than any run of backticks in it, names and paths are escaped (no link, image or
+    autolink can come from them), ids sit in code spans."""
     ev, src = read["event"], read["source"]
-    kinds = ", ".join(ev.get("kinds") or []) or ev["entryType"]
-    tool = f" · `{ev['toolName']}`" if ev.get("toolName") else ""
+    # the kinds and a parsed time are the server's words; an entry type or a time it could not
+    # parse are recorded text
+    kinds = ", ".join(ev.get("kinds") or []) or escape(ev["entryType"])
+    stamp = when(ev.get("timestamp"))
+    tool = f" · {escape(str(ev['toolName']))}" if ev.get("toolName") else ""
     err = " · **error**" if ev.get("isError") else ""
     session = ev.get("sessionName") or ev.get("cwd") or ev["sessionId"]
-    fence = "````"
-    body = _preview(read["fragments"]) or "_(no text)_"
+    body = _preview(read["fragments"])
+    fence = "`" * max(4, _longest_run(body, "`") + 1)
     return "\n".join([
-        f"**{kinds}**{tool}{err} · {when(ev.get('timestamp'))}",
+        f"**{kinds}**{tool}{err} · {stamp if _PARSED.fullmatch(stamp) else escape(stamp)}",
         "",
-        f"session: {session}  ",
-        f"branch: `{ev['branchState']}` · selection: `{ev['selectionState']}` · "
-        f"context: `{ev['contextRole']}`",
+        f"session: {escape(session)}  ",
+        f"branch: {_code(ev['branchState'])} · selection: {_code(ev['selectionState'])} · "
+        f"context: {_code(ev['contextRole'])}",
         "",
-        f"{fence}text", body, fence,
+        *([f"{fence}text", body, fence] if body else ["_(no text)_"]),
         "",
-        f"[open source line]({src['uri']}#L{src['line']}) · `{ev['ref']}`",
+        f"[open source line](<{src['uri']}#L{src['line']}>) · {_code(ev['ref'])}",
     ])
+
+
+_PARSED = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d|")
+_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+def escape(text: str) -> str:
+    """Text shown as itself in Markdown: every ASCII punctuation character backslash-escaped (so
+    no emphasis, link, image, HTML or autolink, `https://…` and `www.…` included), lines joined."""
+    return _PUNCTUATION.sub(r"\\\1", " ".join(text.split()))
+
+
+def _code(text: str) -> str:
+    """A code span that holds `text` whatever backticks it has."""
+    text = " ".join(text.split())
+    ticks = "`" * (_longest_run(text, "`") + 1)
+    return f"{ticks} {text} {ticks}"
+
+
+def _longest_run(text: str, char: str) -> int:
+    runs = re.findall(f"{re.escape(char)}+", text)
+    return max(map(len, runs), default=0)

@@ -26,17 +26,19 @@ from pi_event_search import __version__
 from pi_event_search.core import wire
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.errors import EngineError
-from pi_event_search.core.locations import default_index_path, extractors_file, pi_sessions_dir
+from pi_event_search.core.locations import default_index_path, extractors_file
 from pi_event_search.core.wire import IndexChanged
 from pi_event_search.index.indexer import Report
 from pi_event_search.index.store import SCHEMA_VERSION
 from pi_event_search.lsp import settings
 from pi_event_search.lsp.params import file_path
 from pi_event_search.lsp.protocol import PiEventProtocol, plain_dicts
+from pi_event_search.query.status import directories
 from pi_event_search.service.engine import OPENING, Engine, IndexOpening
 from pi_event_search.service.lease import POLL as LEASE_POLL
 from pi_event_search.service.watch import watch_async
-from pi_event_search.source.discovery import default_dirs
+from pi_event_search.source import sessiondirs
+from pi_event_search.source.discovery import SessionDir
 from pi_event_search.source.extractors import Registry, load_file
 
 T = TypeVar("T")
@@ -49,11 +51,13 @@ log = logging.getLogger(__name__)
 
 
 class PiEventServer(LanguageServer):
-    def __init__(self, index_path: Path | None, extra_dirs: list[str]) -> None:
+    def __init__(self, index_path: Path | None, extra_dirs: list[str],
+                 session_dir: str | None = None) -> None:
         super().__init__("pi-event-search", __version__, converter_factory=plain_dicts,
                          protocol_cls=PiEventProtocol)
         self.cli_index = index_path
         self.cli_dirs = extra_dirs
+        self.cli_session_dir = session_dir  # `serve --session-dir`, as Pi's flag
         self.settings = settings.Settings()
         self.engine: Engine | None = None
         self.engine_error: str | None = None  # the last error opening, indexing or watching
@@ -98,6 +102,15 @@ class PiEventServer(LanguageServer):
             engine.extractors = registry
             if engine.writer:
                 self.reindex_task = asyncio.ensure_future(self.index_now())
+        self.follow_dirs()
+
+    def follow_dirs(self) -> None:
+        """Session directories follow the settings and the workspace folders (a project's
+        `sessionDir`, a relative one): answers at once; a writer reads them in a pass now, and
+        a reader's new directories reach the writer's watcher (index/wanted.py)."""
+        engine = self.engine
+        if engine is not None and engine.set_dirs(self.session_dirs()) and engine.writer:
+            self.reindex_task = asyncio.ensure_future(self.index_now())
 
     def registry(self) -> Registry | None:
         """The extractor registry: the client's setting, else the user file's (None: it holds
@@ -123,6 +136,20 @@ class PiEventServer(LanguageServer):
         session, cutoff = current or (self.settings.current_session, self.settings.cutoff)
         return Scope.of(self.roots(), session, cutoff)
 
+    def session_dirs(self) -> list[SessionDir]:
+        """Where this server reads sessions: Pi's directories as Pi resolves them, the one the
+        Pi extension's own Pi writes to, the extra ones (sessiondirs.py). A project's
+        `sessionDir` counts for the workspace folders Pi trusts; relative ones are relative to
+        the first folder, as a Pi started there would take them."""
+        try:
+            folders = self.roots()
+        except RuntimeError:  # not initialized: no workspace yet
+            folders = list(self.settings.roots or [])
+        return sessiondirs.configured(
+            flag=self.cli_session_dir, pi_session_dir=self.settings.pi_session_dir,
+            extra=[*self.cli_dirs, *self.settings.session_dirs], projects=folders,
+            cwd=folders[0] if folders else None)
+
     def index_path(self) -> Path:
         return Path(self.settings.index_path) if self.settings.index_path \
             else self.cli_index or default_index_path(SCHEMA_VERSION)
@@ -133,11 +160,14 @@ class PiEventServer(LanguageServer):
         ends the tries at once (state failed, lastError says why, requests get `Index
         unavailable: <reason>` without waiting)."""
         index = Path(self.settings.index_path) if self.settings.index_path else self.cli_index
-        dirs = [*self.cli_dirs, *self.settings.session_dirs]
+        dirs = self.session_dirs()
+        for d in dirs:
+            log.info("pi-event-search: sessions from %s (%s, %s)", d.path, d.layout, d.origin)
         delay = 0.05
         while not self.stop_watch.is_set():
             try:
-                self.engine = await asyncio.to_thread(Engine.open, index, dirs, self.registry())
+                self.engine = await asyncio.to_thread(
+                    functools.partial(Engine.open, index, [], self.registry(), dirs=dirs))
                 self.engine_error = None
                 if self.engine.recovered:
                     self.log(f"pi-event-search: {self.engine.recovered}", t.MessageType.Warning)
@@ -184,7 +214,7 @@ class PiEventServer(LanguageServer):
     def status_unopened(self) -> wire.StatusResult:
         """piEvents/status before the index is open (opening, or failed): what is known without
         it, and the server's state and last error."""
-        dirs = default_dirs(pi_sessions_dir(), [*self.cli_dirs, *self.settings.session_dirs])
+        dirs = self.session_dirs()
         roots = self.scope().roots
         return {"index": {"path": str(self.index_path()), "bytes": 0,
                           "schemaVersion": SCHEMA_VERSION, "generation": 0,
@@ -195,6 +225,7 @@ class PiEventServer(LanguageServer):
                 "stale": [], "unavailable": [],
                 "duplicates": [], "badLines": [], "skipped": [],
                 "sessionDirs": [d.path for d in dirs],
+                "directories": directories(None, dirs, None),
                 "roots": list(roots) if roots is not None else None,
                 "server": self.server_state()}
 

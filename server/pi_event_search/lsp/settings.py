@@ -13,6 +13,9 @@ from pi_event_search.source import extractors
 class Settings:
     roots: tuple[str, ...] | None = None
     session_dirs: tuple[str, ...] = ()
+    # The directory the Pi extension's own Pi writes its session to (its `getSessionDir()`:
+    # `--session-dir`, the environment, a `sessionDir` setting); read flat.
+    pi_session_dir: str | None = None
     index_path: str | None = None
     current_session: str | None = None
     cutoff: str | None = None
@@ -54,6 +57,12 @@ def parse(options: Any, base: Settings | None = None) -> Settings:
     dirs = _paths(options.get("sessionDirs"), "sessionDirs", warn, absolute=False)
     if dirs is not None:
         values["session_dirs"] = dirs
+    own = options.get("piSessionDir")
+    if own is not None:
+        if isinstance(own, str) and own.startswith("/"):
+            values["pi_session_dir"] = own
+        else:
+            warn.append("piSessionDir: expected an absolute path; ignored")
     index = options.get("indexPath")
     if index is not None:
         if isinstance(index, str) and index:
@@ -87,6 +96,7 @@ def parse(options: Any, base: Settings | None = None) -> Settings:
 
 
 def _fields(s: Settings) -> dict[str, Any]:
-    return {"roots": s.roots, "session_dirs": s.session_dirs, "index_path": s.index_path,
+    return {"roots": s.roots, "session_dirs": s.session_dirs, "pi_session_dir": s.pi_session_dir,
+            "index_path": s.index_path,
             "current_session": s.current_session, "cutoff": s.cutoff, "watch": s.watch,
             "reveal_secrets": s.reveal_secrets, "extractors": s.extractors}

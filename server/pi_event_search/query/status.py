@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 from pi_event_search.core.authz import Scope
-from pi_event_search.core.wire import BadLines, Duplicate, SessionProblem, Skipped, StatusResult
+from pi_event_search.core.wire import (
+    BadLines,
+    Duplicate,
+    SessionDirInfo,
+    SessionProblem,
+    Skipped,
+    StatusResult,
+)
 from pi_event_search.index import store
 from pi_event_search.source.discovery import SessionDir
 
@@ -61,9 +69,11 @@ def status(conn: sqlite3.Connection, index_path: Path, dirs: list[SessionDir],
                "SELECT f.session_id, f.path, f.bad_lines, f.bad_detail FROM files f "
                "JOIN sessions s ON s.path = f.path "
                f"WHERE f.bad_lines > 0 AND {visible}", params)]
+    found, found_params = (scope or Scope(None)).found_sql("path")
     skipped: list[Skipped] = [] if scope is not None and scope.roots is not None else [
         {"path": r["path"], "reason": r["reason"]} for r in conn.execute(
-            "SELECT path, reason FROM files WHERE status = 'skipped' ORDER BY path")]
+            f"SELECT path, reason FROM files WHERE status = 'skipped' AND {found} ORDER BY path",
+            found_params)]
     size = sum(os.path.getsize(p) for p in (str(index_path), f"{index_path}-wal")
                if os.path.exists(p))
     return {
@@ -74,6 +84,24 @@ def status(conn: sqlite3.Connection, index_path: Path, dirs: list[SessionDir],
         "stale": listing("stale"), "unavailable": listing("unavailable"),
         "duplicates": duplicates, "badLines": bad, "skipped": skipped,
         "sessionDirs": [d.path for d in dirs],
+        "directories": directories(conn, dirs, scope),
         "roots": list(scope.roots) if scope is not None and scope.roots is not None else None,
         "secretEvents": secret_events,
     }
+
+
+def directories(conn: sqlite3.Connection | None, dirs: list[SessionDir],
+                scope: Scope | None) -> list[SessionDirInfo]:
+    """Each directory this process reads, why, how, and how many of the caller's sessions it
+    holds (None without an index to count in)."""
+    out: list[SessionDirInfo] = []
+    for d in dirs:
+        count: int | None = None
+        if conn is not None:
+            visible, params = replace(scope or Scope(None),
+                                      found_in=((d.path, d.depth),)).session_sql("s")
+            count = conn.execute(f"SELECT count(*) AS n FROM sessions s WHERE {visible}",
+                                 params).fetchone()["n"]
+        out.append({"path": d.path, "layout": d.layout, "origin": d.origin, "live": d.live,
+                    "exists": os.path.isdir(d.path), "sessions": count})
+    return out

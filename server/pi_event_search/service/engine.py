@@ -38,14 +38,23 @@ from pi_event_search.events.sessionlist import sessions
 from pi_event_search.events.trace import trace_event
 from pi_event_search.files.filehistory import History, file_history
 from pi_event_search.files.lineorigin import line_origin
-from pi_event_search.index import damage, indexer, locks, progress, registry, store, textcodec
+from pi_event_search.index import (
+    damage,
+    indexer,
+    locks,
+    progress,
+    registry,
+    store,
+    textcodec,
+    wanted,
+)
 from pi_event_search.index.filestate import FilesCache
 from pi_event_search.query.groups import GroupPage, grouped
 from pi_event_search.query.search import Filters, Page, search
 from pi_event_search.query.status import status
 from pi_event_search.service.lease import Lease, LeaseLost
-from pi_event_search.source import jsonl
-from pi_event_search.source.discovery import SessionDir, default_dirs, scan
+from pi_event_search.source import jsonl, sessiondirs
+from pi_event_search.source.discovery import SessionDir, merged, scan
 from pi_event_search.source.extractors import EMPTY, Registry
 
 READ_REFRESH_WAIT = 1.0  # seconds a read waits for the index held by an indexing pass
@@ -108,7 +117,10 @@ class Engine:
         except FileExistsError as exc:  # the index's directory is a file
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR),
                                      str(index_path.parent)) from exc
+        self._wanted: Path | None = None
         self._users = locks.try_lock(Path(f"{index_path}.users"), shared=True)  # in use
+        # Which directories this process reads, for whichever process writes (wanted.py).
+        self._wanted = wanted.announce(index_path, dirs)
         try:
             # The schema exists and is current (or IndexBusy). The lease is taken only by a
             # process about to write (a pass, a server's background task): one that only reads
@@ -124,13 +136,16 @@ class Engine:
 
     @staticmethod
     def open(index_path: Path | None, extra_dirs: list[str],
-             extractors: Registry | None = EMPTY) -> Engine:
+             extractors: Registry | None = EMPTY, *,
+             dirs: list[SessionDir] | None = None) -> Engine:
         """Every error ends in one of two: IndexOpening (it may pass: busy, locked, a full disk;
         retry) or IndexRefused (it will not: say why). A damaged index at a path this project
-        manages is moved aside and a new one is opened in its place."""
+        manages is moved aside and a new one is opened in its place. `dirs`: the session
+        directories, else Pi's as it resolves them and `extra_dirs` (sessiondirs.py)."""
         default = locations.default_index_path(store.SCHEMA_VERSION)
         path = index_path or default
-        dirs = default_dirs(locations.pi_sessions_dir(), extra_dirs)
+        if dirs is None:
+            dirs = sessiondirs.configured(extra=extra_dirs)
         ino = damage.inode(path)
         try:
             return _open(path, dirs, extractors)
@@ -257,7 +272,7 @@ class Engine:
             assert self._conn is not None
             try:
                 return self._writing(lambda c: indexer.refresh(
-                    c, self.dirs, progress, self._files, self.extractors))
+                    c, self.scanned(), progress, self._files, self.extractors))
             except LeaseLost:
                 return self._as_read()
             finally:
@@ -307,7 +322,7 @@ class Engine:
             def run(conn: sqlite3.Connection) -> indexer.Report:
                 report = indexer.refresh_paths(conn, paths, self.extractors) if paths else None
                 return report if report is not None \
-                    else indexer.refresh(conn, self.dirs, files=self._files,
+                    else indexer.refresh(conn, self.scanned(), files=self._files,
                                          extractors=self.extractors)
             try:
                 return self._writing(run)
@@ -404,11 +419,35 @@ class Engine:
     def _as_read(self) -> indexer.Report:
         return indexer.Report(generation=store.generation(self.reader()))
 
+    def set_dirs(self, dirs: list[SessionDir]) -> bool:
+        """Read these directories from now on (a changed setting); whether they changed. Answers
+        follow at once; the writer's next pass (the caller asks for one) reads them."""
+        if dirs == self.dirs:
+            return False
+        old = self._wanted
+        self.dirs = dirs
+        self._wanted = wanted.announce(self.index_path, dirs)
+        wanted.withdraw(old)
+        return True
+
+    def scanned(self) -> list[SessionDir]:
+        """What this process's passes read: its own directories, then those the other processes
+        on the index read (wanted.py); each process answers only from its own (_here)."""
+        return merged([*self.dirs, *wanted.others(self.index_path, self._wanted,
+                                                  clean=self.writer)])
+
+    def _here(self, scope: Scope) -> Scope:
+        """The caller's scope, narrowed to the sessions found in this process's own directories:
+        the index is shared, and a directory another process reads (another user setting, a
+        project Pi trusts there) is none of this one's business, whatever it holds."""
+        return replace(scope, found_in=tuple((d.path, d.depth) for d in self.dirs))
+
     def search(self, query: str, filters: Filters, scope: Scope, *, limit: int = 20,
                cursor: str | None = None, prefix_last: bool = False, exact: bool = False
                ) -> Page:
         query, filters, cursor = _cleaned(query, filters, cursor)
-        return self._reading(lambda c: search(c, query, self._registered(c, filters), scope,
+        here = self._here(scope)
+        return self._reading(lambda c: search(c, query, self._registered(c, filters), here,
                                               limit=limit, cursor=cursor, prefix_last=prefix_last,
                                               exact=exact))
 
@@ -417,7 +456,8 @@ class Engine:
                       reveal_secrets: bool = False, exact: bool = False) -> GroupPage:
         """The search's results grouped by session (query/groups.py)."""
         query, filters, cursor = _cleaned(query, filters, cursor)
-        return self._reading(lambda c: grouped(c, query, self._registered(c, filters), scope,
+        here = self._here(scope)
+        return self._reading(lambda c: grouped(c, query, self._registered(c, filters), here,
                                                limit=limit, cursor=cursor, prefix_last=prefix_last,
                                                reveal=reveal_secrets, exact=exact))
 
@@ -425,7 +465,8 @@ class Engine:
                  cursor: str | None = None, reveal_secrets: bool = False) -> SessionsResult:
         """The sessions list, newest first (events/sessionlist.py)."""
         _, filters, cursor = _cleaned("", filters, cursor)
-        found, after = self._reading(lambda c: sessions(c, self._registered(c, filters), scope,
+        here = self._here(scope)
+        found, after = self._reading(lambda c: sessions(c, self._registered(c, filters), here,
                                                         limit=limit, cursor=cursor,
                                                         reveal=reveal_secrets))
         return {"sessions": found, "nextCursor": after}
@@ -436,7 +477,7 @@ class Engine:
 
     def read(self, ref: str | Ref, scope: Scope, **kw: Any) -> ReadResult:
         target = ref if isinstance(ref, Ref) else Ref.parse(ref)
-        return self._reading(lambda c: read_event(c, self.refresh_file, target, scope,
+        return self._reading(lambda c: read_event(c, self.refresh_file, target, self._here(scope),
                                                   extractors=self.extractors_for(c), **kw))
 
     def extractors_for(self, conn: sqlite3.Connection) -> Registry:
@@ -447,33 +488,37 @@ class Engine:
 
     def trace(self, ref: str | Ref, scope: Scope) -> TraceResult:
         target = ref if isinstance(ref, Ref) else Ref.parse(ref)
-        return self._reading(lambda c: trace_event(c, target, scope))
+        return self._reading(lambda c: trace_event(c, target, self._here(scope)))
 
     def locate(self, refs: list[Ref], scope: Scope) -> dict[tuple[str, str], Source]:
         """Where each visible event among `refs` is, in one pass (a note's links)."""
-        return self._reading(lambda c: locate(c, refs, scope))
+        return self._reading(lambda c: locate(c, refs, self._here(scope)))
 
     def event_at(self, path: str, line: int, scope: Scope) -> EventAt | None:
-        return self._reading(lambda c: event_at(c, path, line, scope))
+        return self._reading(lambda c: event_at(c, path, line, self._here(scope)))
 
     def secrets(self, scope: Scope) -> SecretsResult:
-        return secret_events(self.reader(), scope)
+        return secret_events(self.reader(), self._here(scope))
 
     def status(self, scope: Scope | None) -> StatusResult:
-        result = self._reading(lambda c: status(c, self.index_path, self.dirs, scope))
+        result = self._reading(lambda c: status(c, self.index_path, self.dirs,
+                                                self._here(scope or Scope(None))))
         if self.recovered:
             result["index"]["recovered"] = self.recovered
         return result
 
     def file_history(self, path: str, scope: Scope, *, limit: int = 50,
                      cursor: str | None = None) -> History:
-        return self._reading(lambda c: file_history(c, path, scope, limit=limit, cursor=cursor))
+        here = self._here(scope)
+        return self._reading(lambda c: file_history(c, path, here, limit=limit, cursor=cursor))
 
     def line_origin(self, path: str, line_text: str, scope: Scope) -> LineOriginResult:
-        return self._reading(lambda c: line_origin(c, path, line_text, scope))
+        return self._reading(lambda c: line_origin(c, path, line_text, self._here(scope)))
 
     def close(self) -> None:
         self._drop_writer()
+        wanted.withdraw(self._wanted)
+        self._wanted = None
         if self._users is not None:
             locks.unlock(self._users)
             self._users = None

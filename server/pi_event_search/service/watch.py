@@ -30,8 +30,10 @@ BACKOFF_FIRST, BACKOFF_MAX = 1.0, 60.0  # seconds a watcher waits after an error
 
 
 def _watched(engine: Engine) -> list[str]:
-    """The session directories that exist now (the others are polled: _moved)."""
-    return sorted({d.path for d in engine.dirs if os.path.isdir(d.path)})
+    """The session directories that exist now (the others are polled: _moved), this process's
+    and those other processes on the index read (a process that starts with a directory of its
+    own changes the list: the watcher starts again, with a full refresh)."""
+    return sorted({d.path for d in engine.scanned() if os.path.isdir(d.path)})
 
 
 def _moved(engine: Engine, watched: list[str]) -> bool:

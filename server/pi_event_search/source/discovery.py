@@ -1,7 +1,10 @@
-"""Finding session files: `<dir>/*.jsonl` and `<dir>/*/*.jsonl` under each sessions directory.
+"""Finding session files in the configured session directories, each read by its layout:
+`per-project` (Pi's default: `<dir>/--<cwd>--/*.jsonl`, and files directly in `<dir>`) or `flat`
+(a `sessionDir` Pi was told to use: `<dir>/*.jsonl` only). Which directories: sessiondirs.py.
 
 Discovery only stats and reads first lines. It never grants access to anything (authorization
-looks at each session's recorded cwd) and never opens a file for writing.
+looks at each session's recorded cwd, and each process at the directories it is configured with)
+and never opens a file for writing.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from pi_event_search.core import locations
 from pi_event_search.source import jsonl
@@ -26,10 +29,28 @@ JSON_MODE_TYPES = {
 _TYPE_RE = re.compile(rb'"type"\s*:\s*"([^"\\]{1,64})"')
 
 
+Layout = Literal["per-project", "flat"]
+# Oh My Pi keeps a session's subagent transcripts in a folder beside it, named like the file
+# (`<project>/<session>/<AgentId>.jsonl`), and theirs one level deeper again: how deep to look.
+NESTED_DEPTH = 4
+# How deep below its directory a layout keeps session files (1: directly in it; per-project: in a
+# project folder, or in a session's folder below it). Visibility uses it too (core/authz.py): a
+# process answers only from files its own directories hold.
+DEPTH: dict[str, int] = {"per-project": 2 + NESTED_DEPTH, "flat": 1}
+
+
 @dataclass(frozen=True, slots=True)
 class SessionDir:
     path: str
     live: bool  # Pi's own directory (True) or an extra/archive directory (False)
+    layout: Layout = "per-project"
+    # Why this directory is read, for status: "default", "--session-dir",
+    # "PI_CODING_AGENT_SESSION_DIR", "sessionDir in <file>", "sessionDirs", ...
+    origin: str = "sessionDirs"
+
+    @property
+    def depth(self) -> int:
+        return DEPTH[self.layout]
 
 
 class Observation(NamedTuple):
@@ -67,17 +88,15 @@ def scan(dirs: list[SessionDir]) -> tuple[list[Observation], set[str]]:
             unavailable.add(d.path)
             continue
         base = os.path.join(d.path, "")
+        if d.depth == 1:
+            _observe_all(base, top, d, found, seen)
+            continue
         for name in top:
             if name.endswith(".jsonl"):
                 _observe_all(base, [name], d, found, seen)
                 continue
             _observe_nested(base + name + "/", d, found, seen, NESTED_DEPTH)
     return found, unavailable
-
-
-# Oh My Pi keeps a session's subagent transcripts in a folder beside it, named like the file
-# (`<project>/<session>/<AgentId>.jsonl`), and theirs one level deeper again: how deep to look.
-NESTED_DEPTH = 4
 
 
 def _observe_nested(folder: str, d: SessionDir, out: list[Observation],
@@ -161,14 +180,32 @@ def read_header_info(path: str) -> HeaderInfo:
     return HeaderInfo(str(header["id"]), None)
 
 
+def merged(dirs: list[SessionDir]) -> list[SessionDir]:
+    """One entry per path (the first wins: callers list Pi's own directories first)."""
+    out: list[SessionDir] = []
+    for d in dirs:
+        if all(o.path != d.path for o in out):
+            out.append(d)
+    return out
+
+
+def real(path: str) -> str:
+    """A directory's one spelling (`~` expanded, absolute, symlinks resolved): every process
+    that reads it then records its files under the same paths, and finds them again."""
+    return os.path.realpath(os.path.expanduser(path))
+
+
 def default_dirs(live: Path, extra: list[str]) -> list[SessionDir]:
-    """Pi's directory, Oh My Pi's that exist (an agent's own too: `live`), then `extra`."""
-    dirs = [SessionDir(os.path.abspath(str(live)), True)]
-    for omp in locations.omp_sessions_dirs():
-        if all(d.path != os.path.abspath(omp) for d in dirs):
-            dirs.append(SessionDir(os.path.abspath(omp), True))
-    for e in extra:
-        path = os.path.abspath(os.path.expanduser(e))
-        if all(d.path != path for d in dirs):
-            dirs.append(SessionDir(path, False))
-    return dirs
+    """Pi's default directory, Oh My Pi's that exist (locations.omp_sessions_dirs) and extra ones
+    (all per-project): the directories of a caller that names them itself (tests, benchmarks);
+    sessiondirs.py resolves them as Pi does."""
+    return merged([SessionDir(real(str(live)), True, "per-project", "default"),
+                   *omp_dirs(),
+                   *(SessionDir(real(e), False) for e in extra)])
+
+
+def omp_dirs() -> list[SessionDir]:
+    """Oh My Pi's session directories that exist: an agent's own (`live`), per-project, with
+    subagent transcripts nested in each session's folder."""
+    return [SessionDir(real(str(p)), True, "per-project", "Oh My Pi")
+            for p in locations.omp_sessions_dirs()]

@@ -105,6 +105,20 @@ H.run(function()
   H.put("whole", #whole)
   H.check("shared reference vectors", #mismatches == 0, mismatches)
 
+  -- the shared control-byte vectors ---------------------------------------------------------------
+  local cpath = vim.fs.normalize(H.case.plugin_dir .. "/../../tests/data/control-vectors.json")
+  local cases = vim.json.decode(table.concat(vim.fn.readfile(cpath, "b"), "\n")).cases
+  local strip = require("pi_events.untrusted").strip
+  local wrong = {}
+  for _, c in ipairs(cases) do
+    local got = strip(c["in"])
+    if got ~= c.out then
+      table.insert(wrong, { name = c.name, got = vim.inspect(got), want = vim.inspect(c.out) })
+    end
+  end
+  H.put("control_vectors", #cases)
+  H.check("shared control-byte vectors", #wrong == 0, wrong)
+
   -- entry maker and highlights: code point offsets into a multibyte snippet --------------------
   local hit = {
     ref = "pi-event:S/E",

@@ -124,7 +124,24 @@ local function check_index(c)
   if sources then
     health.info("sessions by agent: " .. sources)
   end
-  health.info("session directories: " .. table.concat(status.sessionDirs or {}, ", "))
+  local dirs = status.directories
+  if type(dirs) == "table" and #dirs > 0 then
+    for _, d in ipairs(dirs) do
+      local line = ("session directory %s (%s, %s)%s"):format(
+        tostring(d.path),
+        tostring(d.layout),
+        tostring(d.origin),
+        type(d.sessions) == "number" and (": " .. d.sessions .. " sessions visible") or ""
+      )
+      if d.exists == false then
+        health.warn(line .. ": does not exist yet", { "Pi creates it with its first session there" })
+      else
+        health.info(line)
+      end
+    end
+  else -- an older server: the paths alone
+    health.info("session directories: " .. table.concat(status.sessionDirs or {}, ", "))
+  end
   health.info("roots: " .. table.concat(status.roots or {}, ", "))
   if status.sessions == 0 then
     health.warn(

@@ -336,7 +336,14 @@ function M.status(result)
     b:field("secrets", result.secretEvents .. " events held credentials (masked)")
   end
   b:field("roots", present(result.roots) and table.concat(result.roots, ", ") or nil)
-  b:field("dirs", present(result.sessionDirs) and table.concat(result.sessionDirs, ", ") or nil)
+  if present(result.directories) and #result.directories > 0 then
+    for _, d in ipairs(result.directories) do
+      local count = present(d.sessions) and (": " .. d.sessions .. " sessions") or ""
+      b:field("dir", ("%s (%s, %s)%s"):format(d.path, d.layout, d.origin, count))
+    end
+  else
+    b:field("dirs", present(result.sessionDirs) and table.concat(result.sessionDirs, ", ") or nil)
+  end
   for _, name in ipairs({ "stale", "unavailable", "duplicates", "skipped" }) do
     section(b, name, result[name], function(it)
       local why = present(it.error) and ("  " .. it.error) or ""

@@ -417,7 +417,9 @@ export function statusBarText(state: ServerState, revealing = false): { text: st
         s.secretEvents ? `${number(s.secretEvents)} events held credentials (masked${revealing ? '; read views show them: piEvents.revealSecrets' : ''})` : '',
         `index: ${s.index.path} (${formatBytes(s.index.bytes)}, generation ${s.index.generation})`,
         `roots: ${(s.roots ?? []).join(', ') || '(none: nothing is visible)'}`,
-        `session dirs: ${(s.sessionDirs ?? []).join(', ')}`,
+        ...(s.directories?.length
+          ? s.directories.map((d) => `session dir: ${d.path} (${d.layout}, ${d.origin}${d.exists ? '' : ', does not exist yet'})${d.sessions === null ? '' : `: ${number(d.sessions)} sessions`}`)
+          : [`session dirs: ${(s.sessionDirs ?? []).join(', ')}`]),
         s.stale?.length ? `stale: ${s.stale.length}` : '',
         s.unavailable?.length ? `unavailable: ${s.unavailable.length}` : '',
         'Click to reindex.',

@@ -5,7 +5,10 @@
 
 export interface RawSettings {
   serverCommand?: unknown;
+  /** The user's roots (user settings). */
   workspaceRoots?: unknown;
+  /** A workspace's or folder's roots: they only narrow (insideAll). */
+  projectRoots?: unknown;
   sessionDirs?: unknown;
   indexPath?: unknown;
   watch?: unknown;
@@ -69,10 +72,33 @@ export function expandPath(input: string, ctx: PathContext): string {
   return p;
 }
 
+/** `/a/./b/../c` as `/a/c` (POSIX paths; others are kept as they are). */
+function normalized(p: string): string {
+  if (!p.startsWith('/')) return p;
+  const out: string[] = [];
+  for (const part of p.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') out.pop();
+    else out.push(part);
+  }
+  return `/${out.join('/')}`;
+}
+
+function inside(path: string, root: string): boolean {
+  const r = normalized(root).replace(/\/+$/, '');
+  return path === r || path.startsWith(`${r}/`) || r === '';
+}
+
 /** Maps the settings to `initializationOptions`; omits what is unset so the server uses its defaults. */
 export function toInitializationOptions(raw: RawSettings, ctx: PathContext): InitializationOptions {
   const opts: InitializationOptions = {};
-  const roots = strings(raw.workspaceRoots).map((p) => expandPath(p, ctx));
+  const user = strings(raw.workspaceRoots).map((p) => normalized(expandPath(p, ctx)));
+  // A workspace's roots narrow what would be visible without them: folders inside the user's
+  // roots, else inside the workspace folders. Wider ones are dropped (README, Who can see what).
+  const within = user.length ? user : ctx.folders;
+  const project = strings(raw.projectRoots).map((p) => normalized(expandPath(p, ctx)))
+    .filter((p) => within.some((w) => inside(p, w)));
+  const roots = project.length ? project : user;
   if (roots.length) opts.roots = roots;
   const dirs = strings(raw.sessionDirs).map((p) => expandPath(p, ctx));
   if (dirs.length) opts.sessionDirs = dirs;

@@ -170,6 +170,19 @@ describe('status bar', () => {
     const both = statusBarText({ kind: 'ready', status: { ...status, sessionsBySource: { omp: 2, pi: 10 } } }).tooltip;
     assert.match(both, /^sessions: Oh My Pi 2, Pi 10$/m);
   });
+  it('names each session directory, its layout and why it is read', () => {
+    const dirs: StatusResult = {
+      ...status,
+      directories: [
+        { path: '/h/.pi/agent/sessions', layout: 'per-project', origin: 'default', live: true, exists: true, sessions: 10 },
+        { path: '/h/pi-sessions', layout: 'flat', origin: 'sessionDir in /h/.pi/agent/settings.json', live: true, exists: false, sessions: 2 },
+      ],
+    };
+    const { tooltip } = statusBarText({ kind: 'ready', status: dirs });
+    assert.match(tooltip, /session dir: \/h\/\.pi\/agent\/sessions \(per-project, default\): 10 sessions/);
+    assert.match(tooltip, /session dir: \/h\/pi-sessions \(flat, sessionDir in \/h\/\.pi\/agent\/settings\.json, does not exist yet\): 2 sessions/);
+    assert.match(statusBarText({ kind: 'ready', status }).tooltip, /session dirs: \/h\/\.pi\/agent\/sessions/); // an older server
+  });
   it('abbreviates numbers', () => {
     assert.deepEqual([5, 999, 1000, 1500, 12_345, 2_500_000].map(compactNumber), ['5', '999', '1k', '1.5k', '12k', '2.5M']);
   });

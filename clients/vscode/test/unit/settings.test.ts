@@ -47,6 +47,13 @@ describe('toInitializationOptions', () => {
     assert.deepEqual(toInitializationOptions({ workspaceRoots: [], sessionDirs: [], indexPath: '', watch: undefined }, ctx), { revealSecrets: false, extractors: null });
     assert.deepEqual(toInitializationOptions({ workspaceRoots: 'x', sessionDirs: [1, null], indexPath: 3, revealSecrets: 'yes', extractors: { customType: 'x' } }, ctx), { revealSecrets: false, extractors: null });
   });
+  it("a workspace's roots only narrow: inside the workspace folders, or inside the user's roots", () => {
+    const narrowed = toInitializationOptions({ projectRoots: ['sub', '/work/other/pkg', '/', '/work/proj/../../etc', '/elsewhere'] }, ctx);
+    assert.deepEqual(narrowed.roots, ['/work/proj/sub', '/work/other/pkg']);
+    assert.equal(toInitializationOptions({ projectRoots: ['/', '/etc'] }, ctx).roots, undefined); // the workspace folders
+    assert.deepEqual(toInitializationOptions({ workspaceRoots: ['/work'], projectRoots: ['/'] }, ctx).roots, ['/work']);
+    assert.deepEqual(toInitializationOptions({ workspaceRoots: ['/work'], projectRoots: ['/work/x'] }, ctx).roots, ['/work/x']);
+  });
   it('passes the extractor registry as is (the server checks it); unset: null, the user file', () => {
     const todo = { customType: 'todo-state', fields: ['title', 'items.*.text'], label: 'Todos' };
     assert.deepEqual(toInitializationOptions({ extractors: [todo] }, ctx).extractors, [todo]);
