@@ -174,7 +174,9 @@ def test_searched_read_and_traced(omp_env: tuple[Path, dict[str, Any]]) -> None:
 
     status = e.status(None)
     assert status["sessions"] == 2 and status["sessionsBySource"] == {"omp": 2}
-    assert any(d.endswith("/.omp/agent/sessions") for d in status["sessionDirs"])
+    assert [(d["path"].endswith("/.omp/agent/sessions"), d["layout"], d["sessions"])
+            for d in status["directories"] if d["origin"] == "Oh My Pi"] == \
+        [(True, "per-project", 2)]
     e.close()
 
 
