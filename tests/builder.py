@@ -3,6 +3,9 @@ appended as entries happen, with the current leaf as each new entry's parent.
 
 Shapes follow ../shared/reference/pi-session-format.md (v3 unless asked otherwise). Files written
 by Pi's own SessionManager come from tests/piwriter/ instead; both kinds are used by the tests.
+`omp_title` makes an Oh My Pi file (its 256-byte title record on line 1, session-title-slot.ts):
+most Oh My Pi files come from its own writer (tests/ompwriter/), this covers the shapes it does
+not write here (a title rewritten in place, older entry types, a parent recorded by id).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class SessionBuilder:
         start: datetime = BASE_TIME,
         header_extra: dict[str, Any] | None = None,
         name_seed: str = "",
+        omp_title: str | None = None,
     ) -> None:
         self.cwd = cwd
         self.version = version
@@ -73,7 +77,21 @@ class SessionBuilder:
             header["parentSession"] = parent_session
         header.update(header_extra or {})
         self.header = header
-        self.path.write_bytes(self.dumps(header) + b"\n")
+        slot = self.title_slot(omp_title, iso(start)) if omp_title is not None else b""
+        self.path.write_bytes(slot + self.dumps(header) + b"\n")
+
+    @classmethod
+    def title_slot(cls, title: str, updated_at: str, source: str = "user") -> bytes:
+        """Oh My Pi's title record: padded with spaces to exactly 256 bytes, newline included."""
+        def line(pad: str) -> bytes:
+            return cls.dumps({"type": "title", "v": 1, "title": title, "source": source,
+                              "updatedAt": updated_at, "pad": pad}) + b"\n"
+        return line(" " * (256 - len(line(""))))
+
+    def retitle(self, title: str) -> None:
+        """Rewrite the title record in place, as Oh My Pi renames a session (same size)."""
+        data = self.path.read_bytes()
+        self.path.write_bytes(self.title_slot(title, self.tick()) + data[256:])
 
     # -- low level -------------------------------------------------------------------------
     @staticmethod

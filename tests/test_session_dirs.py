@@ -21,7 +21,7 @@ from pi_event_search.index import dirseen
 from pi_event_search.query.search import Filters
 from pi_event_search.service.engine import Engine
 from pi_event_search.source import sessiondirs
-from pi_event_search.source.discovery import SessionDir, default_dirs, scan
+from pi_event_search.source.discovery import NESTED_DEPTH, SessionDir, default_dirs, scan
 
 WORD = "quokkalith"
 
@@ -177,15 +177,20 @@ def _count(index: Path) -> int:
         conn.close()
 
 
-@pytest.mark.parametrize("layout,depth", [("flat", 1), ("per-project", 2)])
+# Per-project: in a project folder, or (Oh My Pi's subagents) in session folders below it.
+@pytest.mark.parametrize("layout,depth", [("flat", 1), ("per-project", 2 + NESTED_DEPTH)])
 def test_found_in_takes_a_layouts_depth(tmp_path, layout, depth):
     d = SessionDir("/s", True, layout)  # type: ignore[arg-type]
     assert d.depth == depth
     conn = sqlite3.connect(":memory:")
     sql, params = Scope(None, found_in=(("/s", d.depth),)).found_sql("p")
-    seen = [p for p in ("/s/a.jsonl", "/s/x/a.jsonl", "/s/x/y/a.jsonl", "/sa/b.jsonl", "/t/a.jsonl")
+    nested = "/s/x/" + "y/" * NESTED_DEPTH + "a.jsonl"
+    deeper = "/s/x/" + "y/" * (NESTED_DEPTH + 1) + "a.jsonl"
+    seen = [p for p in ("/s/a.jsonl", "/s/x/a.jsonl", "/s/x/y/a.jsonl", nested, deeper,
+                        "/sa/b.jsonl", "/t/a.jsonl")
             if conn.execute(f"SELECT {sql} FROM (SELECT ? AS p)", [*params, p]).fetchone()[0]]
-    assert seen == ["/s/a.jsonl", "/s/x/a.jsonl"][:depth]
+    assert seen == (["/s/a.jsonl"] if depth == 1 else
+                    ["/s/a.jsonl", "/s/x/a.jsonl", "/s/x/y/a.jsonl", nested])
 
 
 def test_the_writer_reads_the_directories_its_readers_read(pi_home, tmp_path):

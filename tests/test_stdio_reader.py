@@ -73,8 +73,8 @@ def test_pipe_reader_answers_around_an_overlong_header(pi_home: PiHome, tmp_path
     answers = _answers(seen + rest)
     assert set(answers) == {None, 1, 2, 3}  # None: the malformed body's parse error
     # `indexing` says whether the first pass had ended when the search was answered
-    assert {k: v for k, v in answers[2].items() if k != "indexing"} == {"hits": [],
-                                                                         "nextCursor": None}
+    assert {k: v for k, v in answers[2].items() if k != "indexing"} == {
+        "hits": [], "nextCursor": None, "didYouMean": None}
 
 
 def test_file_stdin_is_read_by_pygls(pi_home: PiHome, tmp_path: Path) -> None:

@@ -35,6 +35,13 @@ def _problems(value: Any, shape: Any, where: str = "$") -> list[str]:
             return [f"{where}: not a list"]
         (item,) = typing.get_args(shape)
         return [p for i, v in enumerate(value) for p in _problems(v, item, f"{where}[{i}]")]
+    if shape is Any:
+        return []
+    if origin is dict:
+        if not isinstance(value, dict):
+            return [f"{where}: not an object"]
+        _, item = typing.get_args(shape)
+        return [p for k, v in value.items() for p in _problems(v, item, f"{where}.{k}")]
     if typing.is_typeddict(shape):
         if not isinstance(value, dict):
             return [f"{where}: not an object"]

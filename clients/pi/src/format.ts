@@ -46,6 +46,8 @@ const SELECTION: Record<string, string> = {
 	direct: "in context",
 	summarized: "summarized by a compaction",
 	"edited-out": "edited out of the context",
+	cleared: "cleared by /clear (Oh My Pi)",
+	dropped: "a failed answer Oh My Pi does not replay",
 	"not-selected": "not in context",
 	"not-applicable": "",
 	unknown: "context unknown",

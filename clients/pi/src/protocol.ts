@@ -22,6 +22,11 @@ export const KINDS = [
 	"session.name",
 	"context.edit",
 	"system.prompt",
+	"python.code",
+	"python.output",
+	"file.mention",
+	"ttsr.rules",
+	"session.task",
 ] as const;
 
 export type Kind = (typeof KINDS)[number];
@@ -279,6 +284,8 @@ export interface TraceResult {
 export interface StatusResult {
 	index: { path: string; bytes: number; schemaVersion: number; generation: number; indexing: boolean };
 	sessions: number;
+	/** Visible sessions by the agent that wrote them: "pi", "omp" (Oh My Pi). */
+	sessionsBySource?: Record<string, number>;
 	events: number;
 	fragments: number;
 	/** Visible events whose texts held a credential (masked everywhere). */

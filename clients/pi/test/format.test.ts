@@ -61,6 +61,8 @@ test("tree states read as words", () => {
 	assert.equal(treeState("selected", "direct"), "selected branch, in context");
 	assert.equal(treeState("alternate", "not-selected"), "alternate branch (abandoned), not in context");
 	assert.equal(treeState("selected", "summarized"), "selected branch, summarized by a compaction");
+	assert.equal(treeState("selected", "cleared"), "selected branch, cleared by /clear (Oh My Pi)");
+	assert.equal(treeState("selected", "dropped"), "selected branch, a failed answer Oh My Pi does not replay");
 	assert.equal(treeState(undefined, "not-applicable"), "branch unknown");
 	assert.equal(treeState("selected", "edited-out"), "selected branch, edited out of the context");
 });

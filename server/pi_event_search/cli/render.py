@@ -70,7 +70,11 @@ def indexing_note(state: Indexing | None) -> None:
 
 def status(s: StatusResult) -> None:
     print(f"index      {s['index']['path']} ({s['index']['bytes'] / 1e6:.1f} MB)")
-    print(f"sessions   {s['sessions']}   events {s['events']}   fragments {s['fragments']}")
+    sources = s.get("sessionsBySource") or {}
+    names = {"pi": "Pi", "omp": "Oh My Pi"}
+    split = f" ({', '.join(f'{names.get(k, k)} {n}' for k, n in sources.items())})" \
+        if len(sources) > 1 or set(sources) - {"pi"} else ""
+    print(f"sessions   {s['sessions']}{split}   events {s['events']}   fragments {s['fragments']}")
     for d in s["directories"]:
         count = "" if d["sessions"] is None else f": {d['sessions']} sessions"
         missing = "" if d["exists"] else ", does not exist yet"

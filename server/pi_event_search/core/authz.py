@@ -174,7 +174,7 @@ class Scope:
         where, params = self.event_sql(session_id)
         row = conn.execute(
             "SELECT e.facts FROM events e JOIN sessions s ON s.sid = e.sid "
-            "WHERE s.session_id = ? AND e.entry_type = 'session_info' "
+            "WHERE s.session_id = ? AND e.entry_type IN ('session_info', 'title_change') "
             f"AND {where} ORDER BY e.seq DESC LIMIT 1", [session_id, *params]).fetchone()
         if row is None or not row["facts"]:
             return None

@@ -14,6 +14,26 @@ def pi_sessions_dir() -> Path:
     return base / "sessions"
 
 
+def omp_sessions_dirs() -> list[Path]:
+    """Oh My Pi's session directories that exist (its packages/utils/src/dirs.ts): with
+    `PI_CODING_AGENT_DIR` set, `$PI_CODING_AGENT_DIR/sessions` (Pi's own, then); else, under
+    `~/.omp` (`PI_CONFIG_DIR` renames `.omp`), `agent/sessions` and every profile's
+    `profiles/<p>/agent/sessions`, and `$XDG_DATA_HOME/omp/sessions` (and its profiles') where
+    `omp config migrate` moved them."""
+    agent_dir = os.environ.get("PI_CODING_AGENT_DIR")
+    if agent_dir:
+        candidates = [Path(agent_dir).expanduser() / "sessions"]
+    else:
+        root = Path("~").expanduser() / (os.environ.get("PI_CONFIG_DIR") or ".omp")
+        candidates = [root / "agent" / "sessions",
+                      *sorted((root / "profiles").glob("*/agent/sessions"))]
+        xdg = os.environ.get("XDG_DATA_HOME")
+        if xdg:
+            data = Path(xdg).expanduser() / "omp"
+            candidates += [data / "sessions", *sorted((data / "profiles").glob("*/sessions"))]
+    return [p for p in candidates if p.is_dir()]
+
+
 def extractors_file() -> Path:
     """The user's extractor registry: `$XDG_CONFIG_HOME/pi-event-search/extractors.json`, else
     `~/.config/...`: for the CLI, and for a server whose client sends none."""

@@ -325,6 +325,8 @@ class SessionDirInfo(TypedDict):
 class StatusResult(TypedDict):
     index: IndexInfo
     sessions: int
+    # Sessions by the agent that wrote them: "pi", "omp" (Oh My Pi); only the agents seen.
+    sessionsBySource: dict[str, int]
     events: int
     fragments: int
     stale: list[SessionProblem]

@@ -127,8 +127,9 @@ def _lineage(conn: sqlite3.Connection, scope: Scope, sid: int, path: str,
     if parent_path:
         rows = conn.execute(
             f"SELECT s.sid, s.session_id, s.path, {visible} AS visible FROM sessions s "
-            "WHERE s.path = ? OR s.session_id = (SELECT session_id FROM files WHERE path = ?)",
-            [*params, parent_path, parent_path]).fetchall()
+            "WHERE s.path = ? OR s.session_id = (SELECT session_id FROM files WHERE path = ?) "
+            "OR s.session_id = ?",  # Oh My Pi's forks record the parent's id
+            [*params, parent_path, parent_path, parent_path]).fetchall()
         if not rows:
             out.append({"relation": "session-parent", "path": parent_path, "indexed": False})
         for p in rows[:1]:
@@ -140,7 +141,8 @@ def _lineage(conn: sqlite3.Connection, scope: Scope, sid: int, path: str,
                         "forkAnchor": _anchor(conn, scope, sid, p["sid"])})
     for c in conn.execute(
             f"SELECT s.sid, s.session_id, s.path, {visible} AS visible FROM sessions s "
-            "WHERE s.parent_path = ? ORDER BY s.created", [*params, path]).fetchall():
+            "WHERE s.parent_path IN (?, (SELECT session_id FROM sessions WHERE sid = ?)) "
+            "ORDER BY s.created", [*params, path, sid]).fetchall():
         out.append({"relation": "session-child", "sessionId": c["session_id"], "path": c["path"],
                     "label": "recorded", "forkAnchor": _anchor(conn, scope, c["sid"], sid)}
                    if c["visible"] else {"relation": "session-child", "masked": True})

@@ -119,7 +119,7 @@ def _rebuild(conn: sqlite3.Connection, fts: FullText, fh: Any, st: os.stat_resul
     for prep in parsed.records:
         batch.add(prep)
         batch.flush_when_full()
-    states = tree.compute(batch.nodes, batch.walkable)
+    states = tree.compute(batch.nodes, batch.walkable, source=jsonl.header_source(header))
     batch.write(states)
     _finish(conn, sid, batch, states, obs, st, parsed.chunk, jsonl.digest(header_raw),
             replace=True)
@@ -132,15 +132,15 @@ def _append(conn: sqlite3.Connection, fts: FullText, fh: Any, st: os.stat_result
     chunk = jsonl.Chunk(end_offset=committed, end_line=lines)
     stream = jsonl.stream_records(fh, committed, lines + 1, st.st_size - committed, chunk)
     sess = conn.execute(
-        "SELECT cwd, version, entries, leaf FROM sessions WHERE sid = ?", (sid,)).fetchone()
+        "SELECT cwd, version, entries, leaf, source FROM sessions WHERE sid = ?", (sid,)).fetchone()
     cwd, leaf = sess["cwd"], sess["leaf"]
     batch = SessionRows(conn, fts, sid, cwd, sess["entries"],
                         has_ids=(sess["version"] or 1) >= 2)
     batch.prev_id = leaf
-    for prep in prepare(stream, cwd, False, textcodec.packer(conn), extractors):
+    for prep in prepare(stream, cwd, 0, textcodec.packer(conn), extractors):
         batch.add(prep)
         batch.flush_when_full()
-    states = _extended(conn, sid, leaf, batch)
+    states = _extended(conn, sid, leaf, batch, sess["source"])
     if states is None:  # the leaf moved elsewhere, or a compaction: recompute the whole session
         nodes = [tree.Node(r["seq"], r["entry_id"], r["parent_id"], r["entry_type"],
                            orjson.loads(r["facts"]) if r["facts"] else {})
@@ -149,23 +149,27 @@ def _append(conn: sqlite3.Connection, fts: FullText, fh: Any, st: os.stat_result
                      "WHERE sid = ? ORDER BY seq", (sid,))]
         batch.has_ids = batch.has_ids and not any(
             n.entry_id.startswith("v1~") and not tree.skipped(n) for n in nodes)
-        states = tree.compute(nodes + batch.nodes, batch.walkable)
+        states = tree.compute(nodes + batch.nodes, batch.walkable, source=sess["source"])
         _update_states(conn, sid, nodes, states)
     batch.write(states)
     _finish(conn, sid, batch, states, obs, st, chunk, None, replace=False)
     return Outcome("appended" if batch.events else "unchanged", len(batch.events))
 
 
-def _extended(conn: sqlite3.Connection, sid: int, leaf: str | None, batch: SessionRows
-              ) -> tree.States | None:
+def _extended(conn: sqlite3.Connection, sid: int, leaf: str | None, batch: SessionRows,
+              source: str) -> tree.States | None:
     """States when the new entries simply continue the selected path from the old leaf (the
     usual append): nothing before them changes, so the session need not be recomputed."""
     new = batch.nodes
     if not new or not batch.has_ids or leaf is None or leaf.startswith("v1~"):
         return None
-    # A compaction or a context edit changes the states of entries before it.
-    if new[0].parent_id != leaf or any(n.entry_type in ("compaction", "context_edit")
-                                       or tree.skipped(n) for n in new) or any(
+    # Entries that change earlier states, or their own: a compaction, a context edit; in Oh My
+    # Pi's files its /clear and failed answers (tree._drop; bare calls and results: _omp_calls).
+    replay = ("failed", "interrupted") if source == "omp" else ()
+    if new[0].parent_id != leaf or any(n.entry_type in ("compaction", "context_edit",
+                                                        "reset_boundary")
+                                       or tree.skipped(n) or any(k in n.facts for k in replay)
+                                       for n in new) or any(
             b.parent_id != a.entry_id for a, b in zip(new, new[1:], strict=False)):
         return None
     row = conn.execute("SELECT branch_state FROM events WHERE sid = ? AND entry_id = ?",
@@ -174,7 +178,38 @@ def _extended(conn: sqlite3.Connection, sid: int, leaf: str | None, batch: Sessi
         return None
     selection = {n.entry_id: tree.DIRECT if tree.makes_context(n) else tree.NOT_APPLICABLE
                  for n in new}
+    if source == "omp" and not _omp_calls(conn, sid, new, selection):
+        return None
     return tree.States(new[-1].entry_id, {n.entry_id: tree.SELECTED for n in new}, selection, [])
+
+
+def _omp_calls(conn: sqlite3.Connection, sid: int, new: list[tree.Node],
+               selection: dict[str, str]) -> bool:
+    """Oh My Pi's tool calls on an append that continues the path, without recomputing the
+    session (a live session appends an answer's calls, then their results, at each step: 50 ms
+    each at 3,000 entries): a new answer of bare calls is dropped until their results come, and
+    an earlier one whose results come now is back in context. False (recompute) when a result
+    answers a failed answer's call, or an answer comes back into a session with failed ones
+    (whether those stay out depends on their neighbours)."""
+    results = {n.facts["callId"] for n in new if isinstance(n.facts.get("callId"), str)}
+    for n in new:
+        if n.facts.get("bare") and not results & set(n.facts.get("calls") or []):
+            selection[n.entry_id] = tree.DROPPED
+    if not results:
+        return True
+    back = []
+    for r in conn.execute("SELECT entry_id, facts FROM events WHERE sid = ? AND "
+                          "selection_state = ?", (sid, tree.DROPPED)):
+        facts = orjson.loads(r["facts"]) if r["facts"] else {}
+        if results & set(facts.get("calls") or []):
+            if "failed" in facts:
+                return False
+            back.append((tree.DIRECT, sid, r["entry_id"]))
+    if back and conn.execute("SELECT 1 FROM events WHERE sid = ? AND facts LIKE '%\"failed\"%' "
+                             "LIMIT 1", (sid,)).fetchone():
+        return False
+    conn.executemany("UPDATE events SET selection_state = ? WHERE sid = ? AND entry_id = ?", back)
+    return True
 
 
 def _update_states(conn: sqlite3.Connection, sid: int, old: list[tree.Node],

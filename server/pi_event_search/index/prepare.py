@@ -49,12 +49,13 @@ _SCRUB_BATCH = 64
 _SCRUB_CHARS = 1 << 20
 
 
-def prepare(records: Iterable[jsonl.Record], cwd: str | None, skip_header: bool,
+def prepare(records: Iterable[jsonl.Record], cwd: str | None, skip_header: int,
             packer: Packer, extractors: Registry) -> Iterator[Prepared]:
+    """`skip_header`: how many lines the header takes (jsonl.header_lines), 0 for an append."""
     batch: list[tuple[jsonl.Record, Event]] = []
     chars = 0
     for rec in records:
-        if skip_header and rec.line == 1 and rec.sub == 0:
+        if rec.line <= skip_header and rec.sub == 0:
             continue
         event = project(rec.obj, cwd, extractors=extractors, scrubbed=False)
         batch.append((rec, event))
@@ -95,7 +96,8 @@ def parse_open(fh: BinaryIO, packer: Packer, extractors: Registry) -> ParsedFile
     chunk = jsonl.Chunk(end_offset=0, end_line=0)
     cwd = jsonl.header_cwd(header)
     stream = jsonl.stream_records(fh, 0, 1, size, chunk)
-    return ParsedFile(header, header_raw, reason, chunk, prepare(stream, cwd, True, packer, extractors))
+    return ParsedFile(header, header_raw, reason, chunk,
+                      prepare(stream, cwd, jsonl.header_lines(header), packer, extractors))
 
 
 def sample_texts(paths: list[str], files: int = 64, head: int = 256 << 10) -> list[str]:
@@ -111,6 +113,8 @@ def sample_texts(paths: list[str], files: int = 64, head: int = 256 << 10) -> li
                     continue
                 cwd = jsonl.header_cwd(header)
                 for rec in jsonl.stream_records(fh, 0, 1, head, jsonl.Chunk()):
+                    if rec.line <= jsonl.header_lines(header):
+                        continue
                     texts += (f.text for f in project(rec.obj, cwd).fragments)
         except (OSError, ValueError):
             continue

@@ -62,8 +62,12 @@ class SessionRows:
                  seq: int, has_ids: bool) -> None:
         self.conn, self.sid, self.cwd, self.seq = conn, sid, cwd, seq
         self.fulltext = fulltext
-        canon = conn.execute("SELECT cwd_canon FROM sessions WHERE sid = ?", (sid,)).fetchone()
+        canon = conn.execute("SELECT cwd_canon, source FROM sessions WHERE sid = ?",
+                             (sid,)).fetchone()
         self.places = place_tokens(canon["cwd_canon"] if canon else None)
+        # Only Oh My Pi's states use the replay facts (tree.py, `dropped`): Pi's events do not
+        # store them (one on every tool result).
+        self.replay = canon is not None and canon["source"] == "omp"
         self.eid = (conn.execute("SELECT max(eid) AS n FROM events").fetchone()["n"] or 0) + 1
         self.fid = (conn.execute("SELECT max(fid) AS n FROM fragments").fetchone()["n"] or 0) + 1
         self.events: list[_EventRow] = []
@@ -115,7 +119,8 @@ class SessionRows:
         ev = prep.event
         eid = self.eid
         self.eid += 1
-        facts = dict(ev.tree)
+        facts = dict(ev.tree) if self.replay else \
+            {k: v for k, v in ev.tree.items() if k not in tree.REPLAY_FACTS}
         if not prep.loaded:
             facts[tree.SKIPPED] = True
         kinds = ",".join(dict.fromkeys(f.kind for f in ev.fragments))
@@ -136,7 +141,7 @@ class SessionRows:
         self.calls.extend((self.sid, call_id, eid) for call_id in ev.call_ids)
         self.files.extend((eid, op, path, label) for op, path, label in ev.files)
         self.nodes.append(tree.Node(self.seq, entry_id, parent_id, ev.entry_type, facts))
-        if ev.entry_type == "session_info" and prep.loaded:
+        if ev.entry_type in ("session_info", "title_change") and prep.loaded:
             self.name, self.name_set = (facts.get("name") or None), True
 
     def flush_when_full(self) -> None:

@@ -4,29 +4,41 @@ rows.py's; the files table, a file's checkpoint, is ingest.py's.)"""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from typing import Any
 
+from pi_event_search.core import secrets
 from pi_event_search.core.authz import canonical, place_tokens, with_places
 from pi_event_search.index.fulltext import FullText
 from pi_event_search.index.textcodec import unpack
-from pi_event_search.source.jsonl import header_cwd
+from pi_event_search.source.jsonl import header_cwd, header_source, header_title
 
 
 def upsert_session(conn: sqlite3.Connection, header: dict[str, Any], path: str) -> int:
     cwd = header_cwd(header)
     version = header.get("version") if isinstance(header.get("version"), int) else 1
     created = header.get("timestamp") if isinstance(header.get("timestamp"), str) else None
-    parent = header.get("parentSession")
-    if not isinstance(parent, str):
+    parent = header.get("parentSession")  # a path; Oh My Pi's forks record the parent's id
+    if not isinstance(parent, str) or not parent:
         legacy = header.get("branchedFrom")  # the predecessor of parentSession (reference §3)
-        parent = legacy if isinstance(legacy, str) else None
+        parent = legacy if isinstance(legacy, str) and legacy else _nested_in(path)
+    title = header_title(header)
+    name = secrets.scan(title)[0] if title is not None else None
     cur = conn.execute(
-        "INSERT INTO sessions (session_id, path, cwd, cwd_canon, version, created, parent_path) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (header["id"], path, cwd, canonical(cwd), version, created, parent))
+        "INSERT INTO sessions (session_id, path, cwd, cwd_canon, version, created, parent_path, "
+        "name, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (header["id"], path, cwd, canonical(cwd), version, created, parent, name,
+         header_source(header)))
     assert cur.lastrowid is not None
     return cur.lastrowid
+
+
+def _nested_in(path: str) -> str | None:
+    """The session a subagent transcript belongs to: Oh My Pi keeps them at
+    `<dir>/<session>/<AgentId>.jsonl`, beside `<dir>/<session>.jsonl`."""
+    parent = os.path.dirname(path) + ".jsonl"
+    return parent if os.path.isfile(parent) else None
 
 
 def mark_ok(conn: sqlite3.Connection, sid: int) -> None:

@@ -29,7 +29,9 @@ APPLICATION_ID = 0x50494553  # "PIES"
 # entries are typed events: an index of 12 has neither.
 # 14: wider masking rules (issue 38: values with a sigil, `;` or brackets, all capitals, short
 # Basic credentials, known shapes after any trigger): an index of 13 holds values they now mask.
-SCHEMA_VERSION = 14
+# 15: sessions say which agent wrote them (`source`: Oh My Pi's files read past their title record,
+# their entry types projected, their states as Oh My Pi replays them): an index of 14 has none.
+SCHEMA_VERSION = 15
 
 # The full-text table; a bulk load builds a copy of it in a side database (ftsload.py).
 FTS_TABLE = ("CREATE VIRTUAL TABLE {name} USING fts5(text, meta, parts, content='',\n"
@@ -47,7 +49,8 @@ CREATE TABLE files (
 CREATE TABLE sessions (
   sid INTEGER PRIMARY KEY, session_id TEXT NOT NULL UNIQUE, path TEXT NOT NULL,
   cwd TEXT, cwd_canon TEXT, version INTEGER, created TEXT, parent_path TEXT, name TEXT,
-  leaf TEXT, entries INTEGER NOT NULL DEFAULT 0, state TEXT NOT NULL DEFAULT 'ok', error TEXT);
+  leaf TEXT, entries INTEGER NOT NULL DEFAULT 0, state TEXT NOT NULL DEFAULT 'ok', error TEXT,
+  source TEXT NOT NULL DEFAULT 'pi');
 CREATE INDEX sessions_cwd ON sessions(cwd_canon);
 CREATE INDEX sessions_parent ON sessions(parent_path);
 CREATE INDEX sessions_path ON sessions(path);

@@ -23,6 +23,11 @@ KIND_TAGS = {
     "session.name": ("name", t.SymbolKind.Module),
     "system.prompt": ("system", t.SymbolKind.Interface),
     "context.edit": ("edit", t.SymbolKind.Operator),
+    "python.code": ("python", t.SymbolKind.Function),
+    "python.output": ("python-out", t.SymbolKind.Event),
+    "file.mention": ("mention", t.SymbolKind.File),
+    "ttsr.rules": ("rules", t.SymbolKind.Property),
+    "session.task": ("task", t.SymbolKind.String),
 }
 HOVER_LINES = 12
 HOVER_CHARS = 600

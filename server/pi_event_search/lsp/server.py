@@ -221,7 +221,8 @@ class PiEventServer(LanguageServer):
                           # Opening: no count is known yet, and clients take "not indexing"
                           # for counts to show (0 sessions). Failed: nothing is under way.
                           "indexing": not self.failed},
-                "sessions": 0, "events": 0, "fragments": 0, "secretEvents": 0, "stale": [], "unavailable": [],
+                "sessions": 0, "sessionsBySource": {}, "events": 0, "fragments": 0, "secretEvents": 0,
+                "stale": [], "unavailable": [],
                 "duplicates": [], "badLines": [], "skipped": [],
                 "sessionDirs": [d.path for d in dirs],
                 "directories": directories(None, dirs, None),

@@ -99,6 +99,8 @@ def kind_label(kind: str | None, tool: str | None, is_error: bool | None) -> str
 
 SELECTION = {"direct": "in context", "summarized": "summarized by a compaction",
              "edited-out": "edited out of the context",
+             "cleared": "cleared by /clear (Oh My Pi)",
+             "dropped": "a failed answer Oh My Pi does not replay",
              "not-selected": "not in context", "not-applicable": "", "unknown": "context unknown"}
 
 

@@ -95,4 +95,5 @@ def session_states(conn: sqlite3.Connection, sid: int, version: int, before: int
     # As ingest decides: Pi walks v1 files (a chain after its migration) and files with ids.
     walkable = version < 2 or not any(n.entry_id.startswith("v1~") and not tree.skipped(n)
                                       for n in nodes)
-    return tree.compute(nodes, walkable, leaf=leaf)
+    source = conn.execute("SELECT source FROM sessions WHERE sid = ?", (sid,)).fetchone()
+    return tree.compute(nodes, walkable, leaf=leaf, source=source["source"] if source else "pi")

@@ -111,12 +111,16 @@ def _revealed_name(row: sqlite3.Row, masked: str, infos: list[sqlite3.Row]) -> s
 
 def _parent(conn: sqlite3.Connection, scope: Scope, parent_path: str | None) -> str | None:
     """The parent session's path, unless the parent is an indexed session the caller may not
-    see (as piEvents/trace masks it)."""
+    see (as piEvents/trace masks it). A parent recorded by its id (Oh My Pi's forks) is named by
+    its file when indexed."""
     if not parent_path:
         return None
     visible, params = scope.session_sql("s")
     row = conn.execute(
-        f"SELECT {visible} AS visible FROM sessions s WHERE s.path = ? "
-        "OR s.session_id = (SELECT session_id FROM files WHERE path = ?) LIMIT 1",
-        [*params, parent_path, parent_path]).fetchone()
-    return None if row is not None and not row["visible"] else parent_path
+        f"SELECT {visible} AS visible, s.path, s.session_id = ? AS by_id FROM sessions s "
+        "WHERE s.path = ? OR s.session_id = (SELECT session_id FROM files WHERE path = ?) "
+        "OR s.session_id = ? LIMIT 1",
+        [*params, parent_path, parent_path, parent_path, parent_path]).fetchone()
+    if row is not None and not row["visible"]:
+        return None
+    return str(row["path"]) if row is not None and row["by_id"] else parent_path

@@ -47,6 +47,9 @@ def status(conn: sqlite3.Connection, index_path: Path, dirs: list[SessionDir],
         "SELECT count(*) AS n FROM events e JOIN sessions s ON s.sid = e.sid "
         f"WHERE e.secrets IS NOT NULL AND {visible}", params).fetchone()["n"]
     fragments = _fragments(conn, visible, params)
+    by_source = {r["source"]: r["n"] for r in conn.execute(
+        f"SELECT s.source, count(*) AS n FROM sessions s WHERE {visible} GROUP BY s.source "
+        "ORDER BY s.source", params)}
 
     def listing(state: str) -> list[SessionProblem]:
         return [{"sessionId": r["session_id"], "path": r["path"], "error": r["error"]}
@@ -76,7 +79,8 @@ def status(conn: sqlite3.Connection, index_path: Path, dirs: list[SessionDir],
     return {
         "index": {"path": str(index_path), "bytes": size, "schemaVersion": store.SCHEMA_VERSION,
                   "generation": store.generation(conn)},
-        "sessions": count["sessions"], "events": count["events"], "fragments": fragments,
+        "sessions": count["sessions"], "sessionsBySource": by_source, "events": count["events"],
+        "fragments": fragments,
         "stale": listing("stale"), "unavailable": listing("unavailable"),
         "duplicates": duplicates, "badLines": bad, "skipped": skipped,
         "sessionDirs": [d.path for d in dirs],

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple
 
+from pi_event_search.core import locations
 from pi_event_search.source import jsonl
 
 # `pi --mode json` streams start with the same header, then events without ids (reference §12).
@@ -29,9 +30,13 @@ _TYPE_RE = re.compile(rb'"type"\s*:\s*"([^"\\]{1,64})"')
 
 
 Layout = Literal["per-project", "flat"]
-# How deep below its directory a layout keeps session files (1: directly in it). Visibility uses
-# it too (core/authz.py): a process answers only from files its own directories hold.
-DEPTH: dict[str, int] = {"per-project": 2, "flat": 1}
+# Oh My Pi keeps a session's subagent transcripts in a folder beside it, named like the file
+# (`<project>/<session>/<AgentId>.jsonl`), and theirs one level deeper again: how deep to look.
+NESTED_DEPTH = 4
+# How deep below its directory a layout keeps session files (1: directly in it; per-project: in a
+# project folder, or in a session's folder below it). Visibility uses it too (core/authz.py): a
+# process answers only from files its own directories hold.
+DEPTH: dict[str, int] = {"per-project": 2 + NESTED_DEPTH, "flat": 1}
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,12 +95,28 @@ def scan(dirs: list[SessionDir]) -> tuple[list[Observation], set[str]]:
             if name.endswith(".jsonl"):
                 _observe_all(base, [name], d, found, seen)
                 continue
-            try:
-                inner = _names(base + name)
-            except OSError:
-                continue  # not a directory, or unreadable
-            _observe_all(base + name + "/", inner, d, found, seen)
+            _observe_nested(base + name + "/", d, found, seen, NESTED_DEPTH)
     return found, unavailable
+
+
+def _observe_nested(folder: str, d: SessionDir, out: list[Observation],
+                    seen: set[tuple[int, int]], depth: int) -> None:
+    """The `.jsonl` files of a project folder, then of the folders in it that sit beside a
+    session file of the same name (a Pi project folder holds none: nothing more is listed)."""
+    try:
+        names = _names(folder[:-1])
+    except OSError:
+        return  # not a directory, or unreadable
+    _observe_all(folder, names, d, out, seen)
+    if depth <= 0:
+        return
+    others = [n for n in names if not n.endswith(".jsonl")]
+    if not others:
+        return  # a Pi project folder: files only
+    files = set(names)
+    for name in others:
+        if name + ".jsonl" in files:
+            _observe_nested(folder + name + "/", d, out, seen, depth - 1)
 
 
 # Directory listings by path, with the directory's mtime when listed: adding, removing or renaming
@@ -175,7 +196,16 @@ def real(path: str) -> str:
 
 
 def default_dirs(live: Path, extra: list[str]) -> list[SessionDir]:
-    """Pi's default directory and extra ones (both per-project): the directories of a caller
-    that names them itself (tests, benchmarks); sessiondirs.py resolves them as Pi does."""
+    """Pi's default directory, Oh My Pi's that exist (locations.omp_sessions_dirs) and extra ones
+    (all per-project): the directories of a caller that names them itself (tests, benchmarks);
+    sessiondirs.py resolves them as Pi does."""
     return merged([SessionDir(real(str(live)), True, "per-project", "default"),
+                   *omp_dirs(),
                    *(SessionDir(real(e), False) for e in extra)])
+
+
+def omp_dirs() -> list[SessionDir]:
+    """Oh My Pi's session directories that exist: an agent's own (`live`), per-project, with
+    subagent transcripts nested in each session's folder."""
+    return [SessionDir(real(str(p)), True, "per-project", "Oh My Pi")
+            for p in locations.omp_sessions_dirs()]

@@ -260,8 +260,25 @@ def header_cwd(header: dict[str, Any]) -> str | None:
     return cwd if isinstance(cwd, str) else None
 
 
+# Oh My Pi keeps its mutable current title in a fixed-width record on line 1, before the header
+# (session-title-slot.ts): `{"type":"title","v":1,"title":…,"pad":"   "}`, 256 bytes, rewritten in
+# place. The header is then line 2. Stored under this key of the header dict (never a JSON key).
+TITLE_SLOT = "\x00titleSlot"
+
+
+def is_title_slot(obj: dict[str, Any]) -> bool:
+    return obj.get("type") == "title" and obj.get("v") == 1 and isinstance(obj.get("title"), str)
+
+
+def header_lines(header: dict[str, Any]) -> int:
+    """How many lines the header takes: 2 after an Oh My Pi title record, else 1."""
+    return 2 if TITLE_SLOT in header else 1
+
+
 def read_header(fh: BinaryIO) -> tuple[dict[str, Any] | None, bytes | None, str | None]:
-    """The session header (first line) when it is one, its raw bytes, or the reason it is not."""
+    """The session header when it is one, the raw first line (the title record of an Oh My Pi
+    file: its digest then changes with the title, and the file is read again), or the reason it
+    is not. An Oh My Pi header carries its title record under TITLE_SLOT."""
     raw = read_line_at(fh, 0)
     if raw is None:
         fh.seek(0)
@@ -271,6 +288,15 @@ def read_header(fh: BinaryIO) -> tuple[dict[str, Any] | None, bytes | None, str 
     if not objects or error is not None:
         return None, raw, f"first line is not JSON ({error or 'empty'})"
     header = objects[0]
+    if is_title_slot(header) and len(objects) == 1:
+        slot = header
+        second = read_line_at(fh, len(raw) + 1)
+        if second is None:
+            return None, raw, "header line after the title record not complete yet"
+        objects, error = parse_line(second)
+        if not objects or error is not None:
+            return None, raw, f"line 2 is not JSON ({error or 'empty'})"
+        header = {**objects[0], TITLE_SLOT: slot}
     if header.get("type") != "session" or not isinstance(header.get("id"), str):
         return None, raw, "first line is not a Pi session header"
     if not header["id"]:
@@ -278,3 +304,20 @@ def read_header(fh: BinaryIO) -> tuple[dict[str, Any] | None, bytes | None, str 
     if _SESSION_ID.fullmatch(header["id"]) is None:  # its events could never be referenced
         return None, raw, "session id is not an id (letters, digits, '.', '_', '-'; at most 256)"
     return header, raw, None
+
+
+def header_title(header: dict[str, Any]) -> str | None:
+    """An Oh My Pi session's current title: its title record's, else the header's (set when the
+    session was made). None for a Pi session (it names sessions with session_info entries)."""
+    slot = header.get(TITLE_SLOT)
+    for title in (slot.get("title") if isinstance(slot, dict) else None, header.get("title")):
+        if isinstance(title, str) and title.strip():
+            return " ".join(title.split())
+    return None
+
+
+def header_source(header: dict[str, Any]) -> str:
+    """Which agent wrote the file: "omp" (Oh My Pi: a title record, or its header fields) or
+    "pi"."""
+    omp_fields = ("title", "titleSource", "additionalDirectories", "previousSessionFiles")
+    return "omp" if TITLE_SLOT in header or any(k in header for k in omp_fields) else "pi"

@@ -8,6 +8,7 @@ No I/O and no storage here. Thinking, images, signatures and extension payloads 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,10 +106,12 @@ def project(entry: dict[str, Any], cwd: str | None, *, bounded: bool = True,
     types whose data becomes `custom.entry` text. `scrubbed=False`: raw texts, for `scrub_all`
     (which also bounds them) to scrub many events at once."""
     entry_type = _s(entry.get("type")) or "unknown"
-    event = Event(entry_type=entry_type, context_role=CONTEXT_ROLES.get(entry_type, "metadata"))
-    handler = _HANDLERS.get(entry_type)
+    event = Event(entry_type=entry_type, context_role=CONTEXT_ROLES.get(
+        entry_type, OMP_CONTEXT_ROLES.get(entry_type, "metadata")))
+    handler = _HANDLERS.get(entry_type) or _OMP_HANDLERS.get(entry_type)
     if handler is not None:
         handler(event, entry, cwd or "")
+        _replay_facts(event, entry)
     elif entry_type == "custom":
         _custom(event, entry, extractors)
     if scrubbed:
@@ -177,6 +180,10 @@ def _message(event: Event, entry: dict[str, Any], cwd: str) -> None:
         _details(event, msg, "message.details")
     elif role == "system":
         _system(event, msg)
+    elif role == "pythonExecution":  # Oh My Pi's roles
+        _python_execution(event, msg)
+    elif role == "fileMention":
+        _file_mention(event, msg, cwd)
 
 
 def _system(event: Event, msg: dict[str, Any]) -> None:
@@ -217,11 +224,9 @@ def _blocks(event: Event, content: Any, kind: str, where: str, meta: str = "") -
         btype = block.get("type")
         if btype == "text" and isinstance(block.get("text"), str):
             event.fragments.append(Fragment(f"{kind}:{i}", kind, block["text"], meta))
-        elif btype == "image":
-            data = block.get("data")
-            size = len(data) if isinstance(data, str) else 0
-            event.omissions.append(Omission(f"{where}[{i}]", "image", size * 3 // 4,
-                                            _s(block.get("mimeType"))))
+            _truncated(event, f"{where}[{i}]", block["text"])
+        elif btype == "image":  # base64 inline, or a reference to Oh My Pi's blob store
+            event.omissions.append(_image_omission(f"{where}[{i}]", block))
 
 
 def _assistant(event: Event, msg: dict[str, Any], cwd: str) -> None:
@@ -303,6 +308,224 @@ def _bash(event: Event, msg: dict[str, Any]) -> None:
     if isinstance(msg.get("output"), str):
         event.fragments.append(Fragment("bash.output:1", "bash.output", msg["output"], meta))
     event.tree["excludeFromContext"] = msg.get("excludeFromContext") is True
+
+
+# -- Oh My Pi -----------------------------------------------------------------------------------
+# Its entry types and message roles that Pi lacks (@oh-my-pi/pi-coding-agent's session-entries.ts,
+# 18.x). Text is searchable only where a person wrote or read it: a title, a subagent's task, a
+# Python cell and its output, a file mentioned with `@` (what the model read), injected rule
+# names. A credential pin's hash is never text (it identifies an account); model usage and the
+# control entries (service tier, mode, /clear) are typed events with facts only.
+# Oh My Pi cuts strings over 500k characters when it writes them (session-persistence.ts) and
+# says so at the end of the string.
+TRUNCATION_NOTICE = "\n\n[Session persistence truncated large content]"
+BLOB_PREFIX = "blob:sha256:"  # an image moved to ~/.omp/agent/blobs (blob-store.ts)
+
+OMP_CONTEXT_ROLES: dict[str, str] = {
+    "service_tier_change": "control",
+    "mode_change": "control",
+    "reset_boundary": "control",
+    "ttsr_injection": "control",
+    "session_init": "control",
+}
+
+
+def _replay_facts(event: Event, entry: dict[str, Any]) -> None:
+    """What Oh My Pi's context builder needs to leave answers out (tree.py, `dropped`): a failed,
+    aborted or superseded answer and its calls, an answer of nothing but tool calls and those
+    calls, each result's call, and the hidden note that keeps an interrupted answer in. Stored
+    for Oh My Pi's sessions only (index/rows.py)."""
+    msg = entry.get("message") if entry.get("type") == "message" else entry
+    if not isinstance(msg, dict):
+        return
+    role = msg.get("role")
+    if role == "assistant":
+        stop = msg.get("stopReason")
+        raw = msg.get("content")
+        content: list[Any] = raw if isinstance(raw, list) else []
+        if msg.get("retryRecovery"):
+            event.tree["failed"] = "retry"
+        elif stop == "error" and not any(_substantive(b) for b in content):
+            event.tree["failed"] = "empty"
+        elif stop in ("error", "aborted"):
+            event.tree["failed"] = stop
+        types = [b.get("type") if isinstance(b, dict) else None for b in content]
+        if "toolCall" in types and set(types) <= {"toolCall", "redactedThinking"}:
+            event.tree["bare"] = True  # emptied when its calls have no result: then left out
+        if event.tree.get("failed") or event.tree.get("bare"):
+            event.tree["calls"] = [b["id"] for b in content if isinstance(b, dict)
+                                   and b.get("type") == "toolCall" and isinstance(b.get("id"), str)]
+    elif role == "toolResult" and isinstance(msg.get("toolCallId"), str):
+        event.tree["callId"] = msg["toolCallId"]
+    elif msg.get("customType") == "interrupted-thinking" and (
+            role == "custom" or entry.get("type") == "custom_message"):
+        event.tree["interrupted"] = True
+
+
+def _substantive(block: Any) -> bool:
+    """Oh My Pi's isEmptyErrorTurn, per block: anything but blank text, blank thinking or a
+    fallback marker counts."""
+    if not isinstance(block, dict):
+        return False
+    kind = block.get("type")
+    if kind == "text":
+        return bool(str(block.get("text") or "").strip())
+    if kind == "thinking":
+        return bool(str(block.get("thinking") or "").strip()
+                    or str(block.get("thinkingSignature") or "").strip())
+    if kind == "redactedThinking":
+        return bool(str(block.get("data") or "").strip())
+    return kind != "fallback"  # a tool call, or a kind it does not know: never discarded
+
+
+def _truncated(event: Event, where: str, text: str) -> None:
+    if text.endswith(TRUNCATION_NOTICE):
+        event.omissions.append(Omission(where, "truncated by Oh My Pi", 0))
+
+
+# -- Oh My Pi: message roles
+def _python_execution(event: Event, msg: dict[str, Any]) -> None:
+    """A Python cell the person ran (`$`/`$$`), like Pi's bashExecution."""
+    event.tool_name = "python"
+    code = msg.get("exitCode")
+    event.is_error = (isinstance(code, int) and code != 0) or msg.get("cancelled") is True
+    meta = "python error" if event.is_error else "python"
+    if isinstance(msg.get("code"), str):
+        event.fragments.append(Fragment("python.code:0", "python.code", msg["code"], meta))
+    if isinstance(msg.get("output"), str):
+        event.fragments.append(Fragment("python.output:1", "python.output", msg["output"], meta))
+        _truncated(event, "message.output", msg["output"])
+    event.tree["excludeFromContext"] = msg.get("excludeFromContext") is True
+
+
+def _file_mention(event: Event, msg: dict[str, Any], cwd: str) -> None:
+    """Files the person mentioned with `@`: their content went to the model as read."""
+    files = msg.get("files")
+    for i, item in enumerate(files if isinstance(files, list) else []):
+        if not isinstance(item, dict):
+            continue
+        path = _s(item.get("path")) or ""
+        content = _s(item.get("content")) or ""
+        if path or content:
+            event.fragments.append(Fragment(f"file.mention:{i}", "file.mention",
+                                            f"{path}\n{content}" if content else path, "read"))
+        resolved = resolve_path(path, cwd) if path else None
+        if resolved:
+            event.files.append(("read", resolved, "recorded"))
+        image = item.get("image")
+        if isinstance(image, dict):
+            event.omissions.append(_image_omission(f"message.files[{i}].image", image))
+
+
+def _image_omission(where: str, block: dict[str, Any]) -> Omission:
+    """An image block: its bytes inline (base64), or a reference to Oh My Pi's blob store."""
+    data = block.get("data")
+    size = 0 if not isinstance(data, str) or data.startswith(BLOB_PREFIX) else len(data) * 3 // 4
+    reason = "image (in Oh My Pi's blob store)" if isinstance(data, str) and \
+        data.startswith(BLOB_PREFIX) else "image"
+    return Omission(where, reason, size, _s(block.get("mimeType")))
+
+
+
+
+# -- Oh My Pi: entry types
+def _title_change(event: Event, entry: dict[str, Any], cwd: str) -> None:
+    """A new session title (Oh My Pi's session name): searchable as Pi's session_info is."""
+    title = _s(entry.get("title"))
+    name = " ".join(title.split()) if title is not None else ""
+    if name:
+        event.fragments.append(Fragment("session.name:0", "session.name", name))
+    event.tree["name"] = name
+    _facts(event, entry, ("source", "trigger"))
+
+
+def _ttsr_injection(event: Event, entry: dict[str, Any], cwd: str) -> None:
+    """Rules injected into the model's context when their trigger matched (names only)."""
+    rules = [r for r in entry.get("injectedRules") or [] if isinstance(r, str) and r.strip()]
+    if rules:
+        event.fragments.append(Fragment("ttsr.rules:0", "ttsr.rules", "\n".join(rules), "ttsr"))
+        event.metadata["rules"] = rules
+
+
+def _model_change(event: Event, entry: dict[str, Any], cwd: str) -> None:
+    """The model a role uses from here: Pi's `{provider, modelId}`, Oh My Pi's `{model:
+    "provider/id", role}` (a role other than `default`: `smol`, `slow`, ...)."""
+    model = _s(entry.get("model"))
+    provider, model_id = _s(entry.get("provider")), _s(entry.get("modelId"))
+    if model is None and provider and model_id:
+        model = f"{provider}/{model_id}"
+    if model:
+        event.metadata["model"] = model
+    _facts(event, entry, ("role",))
+
+
+def _facts(event: Event, entry: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """Short fields of a typed event that a read shows (names, ids, counts; never free text)."""
+    for key in keys:
+        value = entry.get(key)
+        if isinstance(value, str | int | float | bool) or (
+                isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            event.metadata[key] = value
+
+
+def _session_init(event: Event, entry: dict[str, Any], cwd: str) -> None:
+    """A subagent's start: the task it was given (searchable) and its system prompt (Pi 1.x's
+    `system.prompt` kind: searched only when asked for)."""
+    task = _s(entry.get("task"))
+    agent = _s(entry.get("agent")) or ""
+    if task:
+        event.fragments.append(Fragment("session.task:0", "session.task", task, agent))
+    prompt = _s(entry.get("systemPrompt"))
+    if prompt:
+        event.fragments.append(Fragment("system.prompt:1", "system.prompt", prompt, agent))
+    _facts(event, entry, ("agent", "modelRole", "resolvedModel", "tools", "readOnly"))
+
+
+def _credential_pin(event: Event, entry: dict[str, Any], cwd: str) -> None:
+    """Which account served a provider: the hash identifies the account, so it is never text."""
+    if isinstance(entry.get("hash"), str):
+        event.omissions.append(Omission("hash", "credential", len(entry["hash"])))
+    _facts(event, entry, ("provider",))
+
+
+def _model_usage(event: Event, entry: dict[str, Any], cwd: str) -> None:
+    """A model call outside the transcript (a title, a summary): counted, never in context."""
+    event.is_error = entry.get("stopReason") == "error"
+    _facts(event, entry, ("purpose", "role", "provider", "model", "stopReason"))
+    usage = entry.get("usage")
+    if isinstance(usage, dict) and isinstance(usage.get("totalTokens"), int | float):
+        event.metadata["totalTokens"] = usage["totalTokens"]
+
+
+def _payload(event: Event, entry: dict[str, Any], cwd: str) -> None:
+    """Control entries whose data is facts, not text (mode data, service tiers)."""
+    for key in ("data", "serviceTier"):
+        if isinstance(entry.get(key), dict):
+            event.omissions.append(Omission(key, "payload", len(text_of(entry[key]))))
+    _facts(event, entry, ("mode",))
+    tier = entry.get("serviceTier")
+    if isinstance(tier, dict):
+        event.metadata["serviceTier"] = {k: v for k, v in tier.items() if isinstance(v, str)}
+
+
+def _nothing(event: Event, entry: dict[str, Any], cwd: str) -> None:
+    """A typed event with no text (a /clear boundary, older archive and MCP selection
+    entries)."""
+
+
+_OMP_HANDLERS: dict[str, Callable[[Event, dict[str, Any], str], None]] = {
+    "title_change": _title_change,
+    "ttsr_injection": _ttsr_injection,
+    "session_init": _session_init,
+    "credential_pin": _credential_pin,
+    "model_usage": _model_usage,
+    "model_change": _model_change,
+    "mode_change": _payload,
+    "service_tier_change": _payload,
+    "reset_boundary": _nothing,
+    "archive": _nothing,
+    "mcp_tool_selection": _nothing,
+}
 
 
 # -- other entry types -------------------------------------------------------------------------

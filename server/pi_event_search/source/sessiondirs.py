@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pi_event_search.source.discovery import SessionDir, merged, real
+from pi_event_search.source.discovery import SessionDir, merged, omp_dirs, real
 
 SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
 
@@ -100,6 +100,7 @@ def configured(*, flag: str | None = None, pi_session_dir: str | None = None,
         setting = _path_setting(_settings(project_file), project)
         if setting and trusted(agent, project):
             flat(setting, f"sessionDir in {project_file} (a project Pi trusts)")
+    dirs += omp_dirs()  # Oh My Pi's, where they exist (docs/omp.md)
     dirs += [SessionDir(real(os.path.join(here, os.path.expanduser(e))), False)
              for e in extra or []]
     return merged(dirs)

@@ -10,6 +10,11 @@ it in with its content replaced (still `direct`; `States.edits` names the edit).
 the kept range of the last compaction are dropped: the compaction's `systemMessage` checkpoint
 stands for them.
 
+Oh My Pi's files (`source="omp"`) follow its own buildSessionContext: its `/clear` (a
+`reset_boundary` entry) ends the model context there, so when the last one on the path comes after
+the last compaction, everything before it is `cleared` (a compaction after it wins instead); and a
+failed, aborted or superseded answer, with its calls' results, is `dropped`.
+
 A v1 file (no ids) is what Pi's own migration makes of it when it opens one: a straight chain in
 file order (the indexer names its entries `v1~<n>` and chains their parents), whose compactions
 keep from `firstKeptEntryIndex` (an index into the file's entries, header = 0).
@@ -25,6 +30,12 @@ SKIPPED = "skipped"  # a fact: the entry is on a line Pi's loader cannot parse
 SELECTED, ALTERNATE, UNKNOWN = "selected", "alternate", "unknown"
 DIRECT, SUMMARIZED, NOT_SELECTED, NOT_APPLICABLE, EDITED_OUT = (
     "direct", "summarized", "not-selected", "not-applicable", "edited-out")
+CLEARED = "cleared"  # before Oh My Pi's /clear: on the selected path, out of the model context
+# On the selected path, in what Pi would replay, but left out by Oh My Pi's: a failed, aborted or
+# superseded answer and the results of its calls.
+DROPPED = "dropped"
+# The facts _drop reads (projection._replay_facts), stored for Oh My Pi's sessions only.
+REPLAY_FACTS = ("failed", "calls", "bare", "callId", "interrupted")
 
 
 @dataclass(slots=True)
@@ -72,7 +83,8 @@ def skipped(node: Node) -> bool:
     return bool(node.facts.get(SKIPPED))
 
 
-def compute(nodes: list[Node], has_tree: bool, leaf: str | None = None) -> States:
+def compute(nodes: list[Node], has_tree: bool, leaf: str | None = None, *,
+            source: str = "pi") -> States:
     """States for every node; `has_tree` is False when entries lack ids in a file whose version
     says they should have them (Pi itself cannot walk such a file: everything is unknown).
     `leaf` defaults to the last node Pi loads (the materialized leaf); an id not among them too.
@@ -95,6 +107,9 @@ def compute(nodes: list[Node], has_tree: bool, leaf: str | None = None) -> State
     selection = dict(unknown)
     edits: dict[str, str] = {}
     selection.update(_selection(loaded, [by_id[i] for i in path], branch, order, edits))
+    if source == "omp":
+        _clear(selection, [by_id[i] for i in path])
+        _drop(selection, [by_id[i] for i in path])
     return States(leaf, branch, selection, path, edits)
 
 
@@ -185,6 +200,46 @@ def _selection(nodes: list[Node], path: list[Node], branch: dict[str, str],
         if edit is not None and (omitted or replaceable(n)):
             edits[n.entry_id] = edit.entry_id
     return selection
+
+
+def _clear(selection: dict[str, str], path: list[Node]) -> None:
+    """Oh My Pi's reset boundary: the last one on the path, unless a later compaction supersedes
+    it, takes everything before it out of the model context (the compaction before it too)."""
+    reset = max((i for i, n in enumerate(path) if n.entry_type == "reset_boundary"), default=-1)
+    compaction = max((i for i, n in enumerate(path) if n.entry_type == "compaction"), default=-1)
+    if reset < 0 or reset < compaction:
+        return
+    for n in path[:reset]:
+        if selection[n.entry_id] in (DIRECT, SUMMARIZED):
+            selection[n.entry_id] = CLEARED
+
+
+def _drop(selection: dict[str, str], path: list[Node]) -> None:
+    """The answers Oh My Pi's buildSessionContext leaves out of the model context, in its order:
+    a retry's superseded attempt and an error turn with nothing in it; an answer of nothing but
+    tool calls none of which has a result in the context (stripped, then empty); then, from the
+    last message back, every other error or aborted answer unless the hidden interrupted-thinking
+    note follows it, with the results of its calls that come after it."""
+    dropped = {n.entry_id for n in path if selection[n.entry_id] == DIRECT
+               and n.facts.get("failed") in ("retry", "empty")}
+    context = [n for n in path if selection[n.entry_id] == DIRECT and n.entry_id not in dropped]
+    paired = {n.facts["callId"] for n in context if isinstance(n.facts.get("callId"), str)}
+    dropped |= {n.entry_id for n in context if n.facts.get("bare")
+                and not any(c in paired for c in n.facts.get("calls") or [])}
+    context = [n for n in context if n.entry_id not in dropped]
+    i = len(context) - 1
+    while i >= 0:
+        n = context[i]
+        if n.facts.get("failed") in ("error", "aborted") and not (
+                i + 1 < len(context) and context[i + 1].facts.get("interrupted")):
+            calls = set(n.facts.get("calls") or [])
+            dropped.add(n.entry_id)
+            gone = {m.entry_id for m in context[i + 1:] if m.facts.get("callId") in calls}
+            dropped |= gone
+            context = context[:i] + [m for m in context[i + 1:] if m.entry_id not in gone]
+        i -= 1
+    for entry_id in dropped:
+        selection[entry_id] = DROPPED
 
 
 def _first_kept(compaction: Node, loaded: list[Node], order: dict[str, int]) -> str | None:

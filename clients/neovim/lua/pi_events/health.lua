@@ -120,6 +120,10 @@ local function check_index(c)
       )
     )
   end
+  local sources = require("pi_events.render").by_source(status.sessionsBySource)
+  if sources then
+    health.info("sessions by agent: " .. sources)
+  end
   local dirs = status.directories
   if type(dirs) == "table" and #dirs > 0 then
     for _, d in ipairs(dirs) do

@@ -290,6 +290,32 @@ function M.session(s)
   return b:done()
 end
 
+local SOURCES = { pi = "Pi", omp = "Oh My Pi" }
+
+--- The sessions by the agent that wrote them ("Oh My Pi 2, Pi 10"), when another agent than Pi
+--- wrote some; nil otherwise.
+---@param counts table<string, integer>|nil
+---@return string|nil
+function M.by_source(counts)
+  if type(counts) ~= "table" then
+    return nil
+  end
+  local names, other = {}, false
+  for source in pairs(counts) do
+    names[#names + 1] = source
+    other = other or source ~= "pi"
+  end
+  if not other then
+    return nil
+  end
+  table.sort(names)
+  local parts = {}
+  for _, source in ipairs(names) do
+    parts[#parts + 1] = ("%s %d"):format(SOURCES[source] or source, counts[source])
+  end
+  return table.concat(parts, ", ")
+end
+
 --- The status view: index state and what this workspace may see.
 ---@param result table  `piEvents/status` result
 ---@return pi_events.Rendered
@@ -303,6 +329,7 @@ function M.status(result)
   b:field("generation", idx.generation)
   b:field("indexing", idx.indexing and "yes" or "no")
   b:field("sessions", result.sessions)
+  b:field("by source", M.by_source(result.sessionsBySource))
   b:field("events", result.events)
   b:field("fragments", result.fragments)
   if present(result.secretEvents) and result.secretEvents > 0 then

@@ -58,6 +58,11 @@ const ICONS: Record<string, string> = {
   'session.name': 'tag',
   'context.edit': 'edit',
   'system.prompt': 'settings-gear',
+  'python.code': 'terminal',
+  'python.output': 'debug-console',
+  'file.mention': 'file',
+  'ttsr.rules': 'law',
+  'session.task': 'tasklist',
 };
 
 /** What a Pi 1.x context edit did to the entry's part of the model context, or '' without one. */
@@ -67,9 +72,18 @@ export function contextEditText(edit: { ref: string; replacement: string } | und
   return `${what} by ${edit.ref} (the content shown is the original)`;
 }
 
+const SOURCES: Record<string, string> = { pi: 'Pi', omp: 'Oh My Pi' };
+
+/** "sessions: Oh My Pi 2, Pi 10" when another agent than Pi wrote some, else nothing. */
+export function bySource(counts: Record<string, number> | undefined): string {
+  const entries = Object.entries(counts ?? {});
+  if (!entries.some(([source]) => source !== 'pi')) return '';
+  return `sessions: ${entries.map(([source, n]) => `${SOURCES[source] ?? source} ${number(n)}`).join(', ')}`;
+}
+
 /** The codicon name for an event kind; failed results and runs get `error`. */
 export function kindIcon(kind: string | null | undefined, isError?: boolean | null): string {
-  if (isError && (kind === 'tool.result' || kind === 'bash.output' || kind === 'bash.command')) return 'error';
+  if (isError && (kind === 'tool.result' || kind === 'bash.output' || kind === 'bash.command' || kind === 'python.code' || kind === 'python.output')) return 'error';
   return (kind && ICONS[kind]) || 'circle-small';
 }
 
@@ -102,6 +116,16 @@ export function kindTag(kind: string | null | undefined, toolName?: string | nul
       return 'context edit';
     case 'system.prompt':
       return 'system';
+    case 'python.code':
+      return 'python';
+    case 'python.output':
+      return isError ? 'python-out!' : 'python-out';
+    case 'file.mention':
+      return 'mention';
+    case 'ttsr.rules':
+      return 'rules';
+    case 'session.task':
+      return 'task';
     default:
       return kind ?? 'event';
   }
@@ -121,6 +145,11 @@ const TITLES: Record<string, string> = {
   'session.name': 'Session name',
   'context.edit': 'Context edit',
   'system.prompt': 'System prompt',
+  'python.code': 'Python cell',
+  'python.output': 'Python output',
+  'file.mention': 'Mentioned file',
+  'ttsr.rules': 'Injected rules',
+  'session.task': 'Subagent task',
 };
 
 /** A heading for an event: "Tool result: bash (error)", "User message". */
@@ -384,6 +413,7 @@ export function statusBarText(state: ServerState, revealing = false): { text: st
       const text = `$(history) Pi Events: ${compactNumber(s.sessions)} sessions · ${compactNumber(s.events)} events${issues ? ` $(warning) ${issues}` : ''}`;
       const tooltip = [
         `${number(s.sessions)} sessions, ${number(s.events)} events, ${number(s.fragments)} fragments visible`,
+        bySource(s.sessionsBySource),
         s.secretEvents ? `${number(s.secretEvents)} events held credentials (masked${revealing ? '; read views show them: piEvents.revealSecrets' : ''})` : '',
         `index: ${s.index.path} (${formatBytes(s.index.bytes)}, generation ${s.index.generation})`,
         `roots: ${(s.roots ?? []).join(', ') || '(none: nothing is visible)'}`,

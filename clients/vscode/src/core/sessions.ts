@@ -142,6 +142,11 @@ const KIND_WORDS: [kind: string, one: string, many: string][] = [
   ['session.name', 'name change', 'name changes'],
   ['context.edit', 'context edit', 'context edits'],
   ['system.prompt', 'system prompt', 'system prompts'],
+  ['python.code', 'Python cell', 'Python cells'],
+  ['python.output', 'Python output', 'Python outputs'],
+  ['file.mention', 'mentioned file', 'mentioned files'],
+  ['ttsr.rules', 'rule injection', 'rule injections'],
+  ['session.task', 'subagent task', 'subagent tasks'],
 ];
 
 /** "12 user messages, 30 assistant messages, 1 tool call": known kinds in a fixed order, then the rest. */

@@ -51,6 +51,9 @@ describe('kinds', () => {
     assert.equal(kindTag('summary.branch'), 'branch summary');
     assert.equal(kindTag('context.edit'), 'context edit');
     assert.equal(kindTag('system.prompt'), 'system');
+    assert.equal(kindTag('python.output', 'python', true), 'python-out!');
+    assert.equal(kindIcon('python.code', true), 'error');
+    assert.equal(kindTag('file.mention'), 'mention');
   });
 });
 
@@ -161,6 +164,11 @@ describe('status bar', () => {
     assert.equal(statusBarText({ kind: 'indexing', percentage: 30 }).text, '$(sync~spin) Pi Events: indexing 30%');
     assert.equal(statusBarText({ kind: 'installing' }).text, '$(loading~spin) Pi Events: installing the server');
     assert.match(statusBarText({ kind: 'stopped', reason: 'server not installed' }).tooltip, /not installed/);
+  });
+  it('names the agents that wrote the sessions when Oh My Pi wrote some', () => {
+    assert.doesNotMatch(statusBarText({ kind: 'ready', status: { ...status, sessionsBySource: { pi: 12 } } }).tooltip, /sessions:/);
+    const both = statusBarText({ kind: 'ready', status: { ...status, sessionsBySource: { omp: 2, pi: 10 } } }).tooltip;
+    assert.match(both, /^sessions: Oh My Pi 2, Pi 10$/m);
   });
   it('names each session directory, its layout and why it is read', () => {
     const dirs: StatusResult = {
