@@ -35,8 +35,7 @@ MIX: dict[str, list[dict[str, Any]]] = {  # bench/run.py's query mix, the relaxe
 
 
 def set_queries() -> dict[str, list[dict[str, Any]]]:
-    sys.path.insert(0, "/work/wt/relbench/bench")
-    from relevance_queries import MOMENTS  # type: ignore[import-not-found]
+    from relevance_queries import MOMENTS  # beside this file (HERE is on sys.path)
     out: dict[str, list[dict[str, Any]]] = {"copied": [], "memory": [], "agent": []}
     for _key, _marks, copied, memory, agent in MOMENTS:
         for style, text in (("copied", copied), ("memory", memory), ("agent", agent)):
