@@ -57,7 +57,7 @@ async def test_grouped_search_and_the_sessions_list(start, pi_home, tmp_path):
                 [(s, top, m) for s, (top, m) in want.items()], f"{ask} by {size} (seed {SEED})"
             assert n == max(1, -(-len(want) // size))
     one = await _ask(client, "piEvents/search", {"query": "error", "groupBy": "session", "limit": 1})
-    assert set(one) == {"sessions", "nextCursor", "indexing"} and one["indexing"] is None
+    assert set(one) == {"sessions", "nextCursor", "didYouMean", "indexing"} and one["indexing"] is None
     assert set(one["sessions"][0]) == {"sessionId", "path", "uri", "cwd", "name", "firstPrompt",
                                        "started", "updated", "events", "matches", "top",
                                        "parentSession"}
