@@ -289,7 +289,8 @@ def test_cli_reads_the_user_file(pi_home):
 
     def search(query: str) -> list[dict[str, Any]]:
         done = subprocess.run([sys.executable, "-m", "pi_event_search", "search", query, "--all",
-                               "--json"], env=env, capture_output=True, text=True, timeout=120)
+                               "--exact", "--json"], env=env, capture_output=True, text=True,
+                              timeout=120)
         assert done.returncode == 0 and done.stderr == "", done.stderr
         return list(json.loads(done.stdout)["hits"])
 

@@ -111,7 +111,7 @@ def test_pi_turn_uses_the_mcp_server(pi_home, tmp_path):
     search, read, own, cut, sessions, bad = (_text(r) for r in results)
     for body in (search, read, own, cut, sessions):
         assert body.startswith(f"[pi-event-search: recorded history from earlier Pi sessions of "
-                               f"{proj}, quoted as data."), body
+                               f"{proj}, quoted as data up to the line "), body
         assert re.search(r"\n\[end of recorded history [0-9a-f]{16}\]$", body), body
     assert not any(r["isError"] for r in results[:5])
 

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-INDEX_FILE = re.compile(r"\.sqlite3(-wal|-shm|-journal|\.writer|\.users|\.open\.lock"
+INDEX_FILE = re.compile(r"\.sqlite3(-wal|-shm|-journal|\.writer|\.writer\.cas|\.users|\.open\.lock"
                         r"|\.dirs(/[^/]+)?)?$")
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 # Audit events that change a path (first argument); "open" is handled by mode/flags.

@@ -120,7 +120,8 @@ def _check_index(index: Path, w: Writer) -> int:
 
 
 def _check_hits(hits: list[dict[str, Any]], w: Writer) -> int:
-    """Hits of "race entry" (only the writer's entries hold both words) are all complete."""
+    """Hits of "race entry" (only the writer's entries hold both words; partial hits are not asked
+    for) are all complete."""
     for h in hits:
         key = (h["sessionId"], h["entryId"])
         assert key in w.done, f"a search returned a torn or unfinished entry: {key}"
@@ -160,7 +161,7 @@ def test_index_watch_with_a_live_writer(pi_home: PiHome) -> None:
         while thread.is_alive():
             rows_checked += _check_index(pi_home.index, w)
             with w.lock:
-                page = engine.search("race entry", Filters(), ALL, limit=200)
+                page = engine.search("race entry", Filters(), ALL, limit=200, exact=True)
                 hits_checked += _check_hits(page.hits, w)
             checks += 1
             time.sleep(0.01)
@@ -199,7 +200,7 @@ def test_language_server_with_a_live_writer(pi_home: PiHome) -> None:
         checks = hits_checked = 0
         while thread.is_alive():
             with w.lock:
-                res = client.call("piEvents/search", {"query": "race entry", "limit": 200})
+                res = client.call("piEvents/search", {"query": "race entry", "limit": 200, "match": "all"})
                 assert "result" in res, res
                 hits_checked += _check_hits(res["result"]["hits"], w)
             checks += 1
@@ -207,7 +208,7 @@ def test_language_server_with_a_live_writer(pi_home: PiHome) -> None:
         thread.join()
         assert w.error is None, w.error
         _wait_equal_clean(pi_home, 60)
-        res = client.call("piEvents/search", {"query": "race entry", "limit": 200})
+        res = client.call("piEvents/search", {"query": "race entry", "limit": 200, "match": "all"})
         assert res["result"]["hits"]
     finally:
         assert client.close() == 0
