@@ -61,7 +61,7 @@ def test_same_text_as_the_pi_tools(pi_home, tmp_path):
     mine: list[str] = []
     # partial hits (no event holds "makefile linker" with "kangaroo target") and a corrected word
     queries = ("kangaroo", "kangaroo fix", "undefined reference", "", "kangaroo linker makefile",
-               "kangaroo makefle")
+               "kangaroo makefle", "kangaroo «fix» café")
     for query in queries:
         for max_chars in (12000, 900, 500):
             page = engine.search(query, Filters(), scope, limit=200)

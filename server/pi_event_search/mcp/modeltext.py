@@ -53,6 +53,11 @@ class Formatted:
     cut: bool  # something was left out to stay within the budget
 
 
+
+def quoted(text: str) -> str:
+    """A string as the Pi tools quote it (JavaScript's JSON.stringify: non-ASCII kept as is)."""
+    return json.dumps(text, ensure_ascii=False)
+
 def framed(text: str, root: str) -> str:
     """A tool's text as the model gets it: between a line before and after that name the root and
     this answer's own boundary, which the text does not hold; credentials masked and control
@@ -148,10 +153,10 @@ def correction_note(did_you_mean: DidYouMean | None) -> str:
     fixes = did_you_mean["corrections"] if did_you_mean else []
     if not did_you_mean or not fixes:
         return ""
-    words = ", ".join(json.dumps(c["word"], ensure_ascii=False) for c in fixes)
-    instead = ", ".join(json.dumps(c["suggestion"], ensure_ascii=False) for c in fixes)
+    words = ", ".join(quoted(c["word"]) for c in fixes)
+    instead = ", ".join(quoted(c["suggestion"]) for c in fixes)
     return (f"No recorded event holds {words}; searched for {instead} instead (did you mean "
-            f"{json.dumps(did_you_mean['query'], ensure_ascii=False)}?).")
+            f"{quoted(did_you_mean['query'])}?).")
 
 
 def _count_label(hits: Sequence[Mapping[str, Any]], noun: str) -> str:
@@ -192,7 +197,7 @@ def search(hits: list[Hit], next_cursor: str | None, indexing: Indexing | None, 
     scope, note = _scope(root, current), indexing_note(indexing)
     fixed = correction_note(did_you_mean)
     if not hits:
-        return Formatted(f"{fixed + chr(10) if fixed else ''}No events match {json.dumps(query)} "
+        return Formatted(f"{fixed + chr(10) if fixed else ''}No events match {quoted(query)} "
                          f"({scope}).{note}", 0, False)
     blocks: list[str] = []
     reserve, used = 240 + len(fixed) + len(next_cursor or ""), 0  # header and footer
@@ -203,7 +208,7 @@ def search(hits: list[Hit], next_cursor: str | None, indexing: Indexing | None, 
         blocks.append(block)
         used += len(block) + 1
     hidden = len(hits) - len(blocks)
-    head = f"{_count_label(hits[:len(blocks)], 'hit')} for {json.dumps(query)} ({scope}):"
+    head = f"{_count_label(hits[:len(blocks)], 'hit')} for {quoted(query)} ({scope}):"
     tail = [f"{hidden} more hit{'' if hidden == 1 else 's'} not shown, to stay within "
             f"{max_chars} characters: narrow the query or lower limit."] if hidden else []
     # A page cut by the budget continues from the page's cursor only past the hidden hits: the
@@ -250,10 +255,10 @@ def groups(found: list[Group], next_cursor: str | None, indexing: Indexing | Non
     total = len(found)
     if not total:
         return Formatted(f"{fixed + chr(10) if fixed else ''}No session has events matching "
-                         f"{json.dumps(query)} ({scope}).{note}", 0, False)
+                         f"{quoted(query)} ({scope}).{note}", 0, False)
 
     def head(n: int) -> str:
-        return (f"{n} session{'' if n == 1 else 's'} with events matching {json.dumps(query)} "
+        return (f"{n} session{'' if n == 1 else 's'} with events matching {quoted(query)} "
                 f"({scope}), strongest first; each line starts with the ref of the session's "
                 "strongest hit:")
 
