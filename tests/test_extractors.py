@@ -21,7 +21,7 @@ from pi_event_search.service.engine import Engine
 from pi_event_search.source import extractors
 from pi_event_search.source.projection import project
 
-TODO = {"customType": "todo-state", "fields": ["title", "items.*.text"], "label": "Todos"}
+TODO_STATE = {"customType": "todo-state", "fields": ["title", "items.*.text"], "label": "Todos"}
 NOTE = {"customType": "note-state", "fields": ["body"], "label": "Notes"}
 KEY = "AKIAQYLPMN5HHHFPZAM2"
 
@@ -73,7 +73,7 @@ def custom_rows(e: Engine) -> list[tuple[str, str]]:
 # -- the registry itself ---------------------------------------------------------------------
 def test_parse_keeps_good_entries_and_names_every_bad_one():
     found, warnings = extractors.parse([
-        NOTE, TODO, {"customType": "todo-state", "fields": ["x"]}, "todo", {"customType": ""},
+        NOTE, TODO_STATE, {"customType": "todo-state", "fields": ["x"]}, "todo", {"customType": ""},
         {"customType": "a", "fields": []}, {"customType": "b", "fields": ["x..y"]},
         {"customType": "c", "fields": ["x"], "label": 7}, {"customType": "d", "fields": ["x"], "z": 1},
         {"customType": "plain", "fields": ["*"]}])
@@ -87,7 +87,7 @@ def test_parse_keeps_good_entries_and_names_every_bad_one():
     assert extractors.parse({"customType": "x"})[0] is None
     assert extractors.parse([]) == (extractors.EMPTY, [])
     # The record round-trips, whatever order the entries came in.
-    assert extractors.from_json(reg(TODO, NOTE).to_json()) == reg(NOTE, TODO)
+    assert extractors.from_json(reg(TODO_STATE, NOTE).to_json()) == reg(NOTE, TODO_STATE)
     assert extractors.from_json("not json") == extractors.EMPTY
 
 
@@ -103,16 +103,16 @@ def test_paths_take_strings_only_through_lists_and_objects():
 
 
 def test_changed_names_added_removed_and_changed_types():
-    relabelled = {**TODO, "label": "Tasks"}
-    assert reg(TODO).changed(reg(TODO)) == set()
-    assert reg(TODO, NOTE).changed(reg(TODO)) == {"note-state"}
-    assert reg(relabelled).changed(reg(TODO, NOTE)) == {"todo-state", "note-state"}
+    relabelled = {**TODO_STATE, "label": "Tasks"}
+    assert reg(TODO_STATE).changed(reg(TODO_STATE)) == set()
+    assert reg(TODO_STATE, NOTE).changed(reg(TODO_STATE)) == {"note-state"}
+    assert reg(relabelled).changed(reg(TODO_STATE, NOTE)) == {"todo-state", "note-state"}
 
 
 def test_projection_labels_masks_and_keeps_the_type():
     entry = {"type": "custom", "id": "c1", "customType": "todo-state",
              "data": {"title": "t\x1b[2Jitle", "items": [{"text": f"key {KEY}"}]}}
-    event = project(entry, "/p", extractors=reg(TODO))
+    event = project(entry, "/p", extractors=reg(TODO_STATE))
     assert [(f.fragment_id, f.kind, f.text, f.meta) for f in event.fragments] == [
         ("custom.entry:0", "custom.entry", "Todos: title", "todo-state"),
         ("custom.entry:1", "custom.entry", "Todos: key [redacted: aws-access-key-id]", "todo-state")]
@@ -121,17 +121,17 @@ def test_projection_labels_masks_and_keeps_the_type():
     assert [o.reason for o in event.omissions] == ["payload"]  # the data as a whole is not shown
     unregistered = project(entry, "/p")
     assert unregistered.fragments == [] and unregistered.tree["customType"] == "todo-state"
-    assert project(entry, "/p", reveal=True, extractors=reg(TODO)).fragments[1].text.endswith(KEY)
+    assert project(entry, "/p", reveal=True, extractors=reg(TODO_STATE)).fragments[1].text.endswith(KEY)
 
 
 def test_the_setting_replaces_keeps_or_goes_back_to_the_user_file():
-    first = settings.parse({"piEvents": {"extractors": [TODO]}})
-    assert first.extractors == reg(TODO) and first.warnings == ()
-    assert settings.parse({"watch": False}, first).extractors == reg(TODO)  # absent: as before
+    first = settings.parse({"piEvents": {"extractors": [TODO_STATE]}})
+    assert first.extractors == reg(TODO_STATE) and first.warnings == ()
+    assert settings.parse({"watch": False}, first).extractors == reg(TODO_STATE)  # absent: as before
     assert settings.parse({"extractors": []}, first).extractors == extractors.EMPTY
     assert settings.parse({"extractors": None}, first).extractors is None  # the user file's
     kept = settings.parse({"extractors": [{"customType": "x"}]}, first)  # nothing valid in it
-    assert kept.extractors == reg(TODO) and "no valid entry" in kept.warnings[-1]
+    assert kept.extractors == reg(TODO_STATE) and "no valid entry" in kept.warnings[-1]
     part = settings.parse({"extractors": [NOTE, {"customType": "x", "fields": ["a..b"]}]}, first)
     assert part.extractors == reg(NOTE) and len(part.warnings) == 1
     assert settings.parse({"extractors": "todo-state"}).extractors is None
@@ -140,7 +140,7 @@ def test_the_setting_replaces_keeps_or_goes_back_to_the_user_file():
 # -- the index -------------------------------------------------------------------------------
 def test_registered_type_is_found_and_unregistered_is_not(pi_home):
     c = Corpus(pi_home.sessions)
-    e = Engine.open(pi_home.index, [], reg(TODO))
+    e = Engine.open(pi_home.index, [], reg(TODO_STATE))
     e.refresh()
     found = hits(e, "wombatmilk", kinds=["custom.entry"])
     assert [(h["entryId"], h["fragmentId"], h["snippet"]) for h in found] == [
@@ -156,13 +156,13 @@ def test_registered_type_is_found_and_unregistered_is_not(pi_home):
         "Todos: groceries quokkaplan", "Todos: buy wombatmilk",
         "Todos: deploy key [redacted: aws-access-key-id] zebrakey"]
     assert read["event"]["kinds"] == ["custom.entry"]
-    assert registry.recorded(e.reader()) == reg(TODO)
+    assert registry.recorded(e.reader()) == reg(TODO_STATE)
     e.close()
 
 
 def test_planted_credential_is_masked_in_the_index_hits_and_reads(pi_home):
     c = Corpus(pi_home.sessions)
-    e = Engine.open(pi_home.index, [], reg(TODO))
+    e = Engine.open(pi_home.index, [], reg(TODO_STATE))
     e.refresh()
     [hit] = hits(e, "zebrakey")
     assert hit["snippet"] == "Todos: deploy key [redacted: aws-access-key-id] zebrakey"
@@ -179,7 +179,7 @@ def test_planted_credential_is_masked_in_the_index_hits_and_reads(pi_home):
 
 def test_a_changed_registry_projects_again_only_the_sessions_holding_its_types(pi_home):
     c = Corpus(pi_home.sessions)
-    e = Engine.open(pi_home.index, [], reg(TODO))
+    e = Engine.open(pi_home.index, [], reg(TODO_STATE))
     e.refresh()
     sessions = {"todo1": c.todo1, "todo2": c.todo2, "note": c.note, "plain": c.plain}
     before = {k: rows(e, s.session_id) for k, s in sessions.items()}
@@ -194,11 +194,11 @@ def test_a_changed_registry_projects_again_only_the_sessions_holding_its_types(p
         assert registry.recorded(e.reader()) == new
         before = after
 
-    changed(reg(TODO, NOTE), {"note"})  # added: only its session
+    changed(reg(TODO_STATE, NOTE), {"note"})  # added: only its session
     assert hits(e, "platypusnote")[0]["snippet"] == "Notes: remember platypusnote"
-    changed(reg({**TODO, "label": "Tasks"}, NOTE), {"todo1", "todo2"})  # changed
+    changed(reg({**TODO_STATE, "label": "Tasks"}, NOTE), {"todo1", "todo2"})  # changed
     assert hits(e, "wombatmilk", kinds=["custom.entry"])[0]["snippet"] == "Tasks: buy wombatmilk"
-    changed(reg({**TODO, "label": "Tasks"}, NOTE), set())  # the same: nothing written
+    changed(reg({**TODO_STATE, "label": "Tasks"}, NOTE), set())  # the same: nothing written
     changed(reg(NOTE), {"todo1", "todo2"})  # removed
     assert hits(e, "wombatmilk", kinds=["custom.entry"]) == []
     assert {m for m, _ in custom_rows(e)} == {"note-state"}
@@ -209,14 +209,14 @@ def test_a_changed_registry_projects_again_only_the_sessions_holding_its_types(p
 
 def test_a_writer_killed_after_marking_leaves_the_marks_for_the_next_pass(pi_home):
     c = Corpus(pi_home.sessions)
-    e = Engine.open(pi_home.index, [], reg(TODO))
+    e = Engine.open(pi_home.index, [], reg(TODO_STATE))
     e.refresh()
     assert e.conn is not None
-    _, marked = registry.reconcile(e.conn, reg(TODO, NOTE))  # recorded, then no pass
+    _, marked = registry.reconcile(e.conn, reg(TODO_STATE, NOTE))  # recorded, then no pass
     assert marked == [str(c.note.path)]
     assert hits(e, "platypusnote") == []
     e.close()
-    again = Engine.open(pi_home.index, [], reg(TODO, NOTE))
+    again = Engine.open(pi_home.index, [], reg(TODO_STATE, NOTE))
     again.refresh()
     assert hits(again, "platypusnote")[0]["sessionId"] == c.note.session_id
     again.close()
@@ -246,10 +246,10 @@ def test_rows_from_before_types_were_kept_count_as_holding_every_type(pi_home):
 
 def test_a_watcher_refresh_of_paths_projects_a_changed_registry_first(pi_home):
     c = Corpus(pi_home.sessions)
-    e = Engine.open(pi_home.index, [], reg(TODO))
+    e = Engine.open(pi_home.index, [], reg(TODO_STATE))
     e.refresh()
     c.note.user("appended after")
-    e.extractors = reg(TODO, NOTE)
+    e.extractors = reg(TODO_STATE, NOTE)
     e.refresh_paths({str(c.note.path)})  # the registry concerns it: a full refresh
     assert hits(e, "platypusnote") and hits(e, "appended after")
     e.close()
@@ -257,13 +257,13 @@ def test_a_watcher_refresh_of_paths_projects_a_changed_registry_first(pi_home):
 
 def test_each_process_shows_custom_entries_of_its_own_registry_only(pi_home):
     c = Corpus(pi_home.sessions)
-    e = Engine.open(pi_home.index, [], reg(TODO, NOTE))
+    e = Engine.open(pi_home.index, [], reg(TODO_STATE, NOTE))
     e.refresh()
     note_ref = f"{c.note.session_id}/{c.note_entry}"
     assert hits(e, "platypusnote")
     assert [f["kind"] for f in e.read(note_ref, ALL)["fragments"]] == ["custom.entry"]
     # Another process's registry (no pass here: the index still holds the note's text).
-    e.extractors = reg(TODO)
+    e.extractors = reg(TODO_STATE)
     assert ("note-state", "Notes: remember platypusnote") in custom_rows(e)
     assert hits(e, "platypusnote") == [] and hits(e, "", kinds=["custom.entry"]) != []
     assert all(h["snippet"].startswith("Todos") for h in hits(e, "", kinds=["custom.entry"]))
@@ -284,7 +284,7 @@ def user_file(pi_home: Any, content: Any) -> Path:
 
 def test_cli_reads_the_user_file(pi_home):
     c = Corpus(pi_home.sessions)
-    user_file(pi_home, {"extractors": [TODO]})
+    user_file(pi_home, {"extractors": [TODO_STATE]})
     env = {**pi_home.env(), "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"]}
 
     def search(query: str) -> list[dict[str, Any]]:
@@ -305,7 +305,7 @@ def test_cli_reads_the_user_file(pi_home):
     json.dumps({"extractors": [{"customType": "note-state", "fields": "body"}]})])
 def test_a_bad_user_file_is_a_warning_and_changes_nothing(pi_home, bad):
     c = Corpus(pi_home.sessions)
-    user_file(pi_home, {"extractors": [TODO]})
+    user_file(pi_home, {"extractors": [TODO_STATE]})
     rc, _, err = cli("index")
     assert rc == 0, err
     e = engine(pi_home.index)
@@ -317,13 +317,13 @@ def test_a_bad_user_file_is_a_warning_and_changes_nothing(pi_home, bad):
     assert [h["entryId"] for h in json.loads(out)["hits"]] == [c.todo1_entry]
     e = engine(pi_home.index)
     assert {s: rows(e, s) for s in before} == before
-    assert registry.recorded(e.reader()) == reg(TODO)
+    assert registry.recorded(e.reader()) == reg(TODO_STATE)
     e.close()
 
 
 def test_a_user_file_with_some_bad_entries_keeps_the_good_ones(pi_home):
     c = Corpus(pi_home.sessions)
-    user_file(pi_home, {"extractors": [TODO, {"customType": "note-state", "fields": []}]})
+    user_file(pi_home, {"extractors": [TODO_STATE, {"customType": "note-state", "fields": []}]})
     rc, out, err = cli("search", "wombatmilk", "--all", "--kind", "custom.entry", "--json")
     assert rc == 0 and "note-state" in err and "ignored" in err, err
     assert [h["entryId"] for h in json.loads(out)["hits"]] == [c.todo1_entry]
