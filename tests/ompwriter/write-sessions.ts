@@ -167,6 +167,7 @@ async function view(file: string, scenario: string, marks: Record<string, string
 	for (const e of entries) if (e.type === "message") byMessage.set(e.message, e.id);
 	const branch = m.getBranch();
 	const ctx = m.buildSessionContext();
+	const claimed = new Set<string>();
 	const context = ctx.messages.map(msg => {
 		const direct = byMessage.get(msg);
 		if (direct) return direct;
@@ -174,8 +175,13 @@ async function view(file: string, scenario: string, marks: Record<string, string
 		if (role === "compactionSummary") {
 			return [...branch].reverse().find(e => e.type === "compaction")?.id ?? null;
 		}
-		const ts = (msg as { timestamp?: number }).timestamp;
-		const hit = entries.find(e => e.type === "custom_message" && Date.parse(e.timestamp) === ts);
+		// Custom messages carry no entry id: match the next unused one on the branch with the same
+		// time and text. Two identical notes written in one millisecond must not map to the same id.
+		const { timestamp: ts, content } = msg as { timestamp?: number; content?: unknown };
+		const hit = branch.find(e => e.type === "custom_message" && !claimed.has(e.id)
+			&& Date.parse(e.timestamp) === ts
+			&& JSON.stringify((e as { content?: unknown }).content) === JSON.stringify(content));
+		if (hit) claimed.add(hit.id);
 		return hit?.id ?? null;
 	});
 	const header = m.getHeader();
