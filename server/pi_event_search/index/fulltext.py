@@ -21,9 +21,22 @@ DELETE_SQL = "INSERT INTO fts (fts, rowid, text, meta, parts) VALUES ('delete', 
 # An identifier with a case change inside (retryCount, SessionManager, HTTPServer, parseJSON2):
 # the tokenizer keeps it whole (`retrycount`); its parts go to the `parts` column so that `retry`
 # finds it too. snake_case, kebab-case, dotted names and paths are split by the tokenizer itself.
-_MIXED = re.compile(r"[A-Za-z0-9]*(?:[a-z0-9][A-Z]|[A-Z]{2}[a-z])[A-Za-z0-9]*")
+# Such an identifier is a whole run of ASCII letters and digits holding a lower-case letter or a
+# digit before an upper-case letter, or two upper-case letters before a lower-case one. Found with
+# bytes.find over class maps of the text rather than a regular expression: the expression
+# backtracked (quadratic in a long run, 30 to 45 ns a character at best) and was three quarters
+# of a first index's full-text worker; this is 1.9 times faster than its linear form.
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 MAX_PARTS_CHARS = 4096  # of one text's parts: enough for the identifiers of a long output
+# Each byte of the UTF-8 text as a class; anything but an ASCII letter or digit (every byte of a
+# non-ASCII character included) is a space, which ends a run. _LOWER: a lower-case letter or a
+# digit is `a`, an upper-case letter `A`. _CAPITALS: digits apart, as `0`.
+_LOWER = bytes(97 if 97 <= b <= 122 or 48 <= b <= 57 else 65 if 65 <= b <= 90 else 32
+               for b in range(256))
+_CAPITALS = bytes(97 if 97 <= b <= 122 else 48 if 48 <= b <= 57 else 65 if 65 <= b <= 90 else 32
+                  for b in range(256))
+_SPLIT_CACHE: dict[str, str] = {}  # identifier -> its parts, space-joined (a worker's lifetime)
+_SPLIT_CACHE_MAX = 100_000
 
 
 def split_identifier(word: str) -> list[str]:
@@ -31,21 +44,49 @@ def split_identifier(word: str) -> list[str]:
     return [p.lower() for p in _PART.findall(word)]
 
 
+def mixed_case_words(text: str) -> list[str]:
+    """The text's mixed-case identifiers, each once, in order of first appearance, until their
+    lengths (plus a separator each) pass MAX_PARTS_CHARS (the one that passes it included)."""
+    raw = text.encode("utf-8", "surrogatepass")
+    lower = raw.translate(_LOWER)
+    find, rfind = lower.find, lower.rfind
+    low = find(b"aA")  # the next lower-case letter or digit before an upper-case letter
+    capitals = raw.translate(_CAPITALS) if b"AA" in lower else b""
+    caps = capitals.find(b"AAa")  # the next two upper-case letters before a lower-case one
+    seen: dict[bytes, None] = {}
+    size = 0
+    while low >= 0 or caps >= 0:
+        at = low if caps < 0 or 0 <= low < caps else caps
+        start = rfind(b" ", 0, at) + 1
+        stop = find(b" ", at)
+        if stop < 0:
+            stop = len(lower)
+        word = raw[start:stop]
+        if word not in seen:
+            seen[word] = None
+            size += stop - start + 1
+            if size > MAX_PARTS_CHARS:
+                break
+        if 0 <= low < stop:  # the rest of this run is done with
+            low = find(b"aA", stop)
+        if 0 <= caps < stop:
+            caps = capitals.find(b"AAa", stop)
+    return [word.decode("ascii") for word in seen]
+
+
 def identifier_parts(text: str) -> str:
     """The parts of the text's mixed-case identifiers, each identifier once, space-joined."""
     if not text:
         return ""
-    seen: dict[str, None] = {}
-    size = 0
-    for m in _MIXED.finditer(text):
-        word = m.group()
-        if word in seen:
-            continue
-        seen[word] = None
-        size += len(word) + 1
-        if size > MAX_PARTS_CHARS:
-            break
-    return " ".join(" ".join(split_identifier(w)) for w in seen)
+    out = []
+    for word in mixed_case_words(text):
+        parts = _SPLIT_CACHE.get(word)
+        if parts is None:
+            if len(_SPLIT_CACHE) >= _SPLIT_CACHE_MAX:
+                _SPLIT_CACHE.clear()
+            parts = _SPLIT_CACHE[word] = " ".join(split_identifier(word))
+        out.append(parts)
+    return " ".join(out)
 
 
 def with_parts(rows: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
