@@ -66,3 +66,21 @@ def test_history_prints_every_past_run() -> None:
     md = subprocess.run([sys.executable, str(REPO / "bench" / "history.py"), "--id", "round3-cold-index"],
                         capture_output=True, text=True, check=True).stdout
     assert "| 1.1 GB | **now** | 24.1 / **46.0** |" in md
+
+
+def test_a_finished_section_becomes_a_record_and_prints_back(tmp_path: Path) -> None:
+    """The way a later run leaves docs/benchmarks.md for bench/results/history.json: nothing lost."""
+    history = tmp_path / "history.json"
+    history.write_text((REPO / "bench" / "results" / "history.json").read_text())
+    section = ("## Cold index, issue 41\n\nBest of two, `abc1234`.\n\n| corpus | MB/s |\n|---|---:|\n"
+               "| 250 MB | 80.5 |\n\n### Profile\n\n```sh\nbench/run.py --sizes 250M\n```\n")
+    (tmp_path / "run.md").write_text(section)
+    tool = [sys.executable, str(REPO / "bench" / "history.py"), "--file", str(history)]
+    subprocess.run([*tool, "--add", str(tmp_path / "run.md"), "--id", "r41", "--date", "2026-12-06",
+                    "--area", "cold-index", "--issue", "41"], check=True, capture_output=True)
+    md = subprocess.run([*tool, "--issue", "41"], capture_output=True, text=True, check=True).stdout
+    assert "| 250 MB | 80.5 |" in md and "Best of two, `abc1234`." in md
+    assert "## Cold index, issue 41 / Profile" in md and "bench/run.py --sizes 250M" in md
+    again = subprocess.run([*tool, "--add", str(tmp_path / "run.md"), "--id", "r41", "--date", "2026-12-06",
+                            "--area", "cold-index"], capture_output=True, text=True)
+    assert again.returncode == 2 and "exists" in again.stderr
