@@ -9,8 +9,9 @@ with their types, so a text and the same bytes as a blob differ. The full-text i
 by what it holds, every term of every row with its column and position (fts5vocab `instance`),
 plus its document sizes, totals and settings as stored. Its segment pages are not: they are
 numbered by how many segments the load wrote before the final merge, which follows the speed of
-the load (each commit flushes FTS5's pending terms). Left out: the meta keys that say when and by whom (generation, the writer lease, when a directory was
-last listed), which differ between any two runs.
+the load (each commit flushes FTS5's pending terms). Left out: the meta keys that say when and
+by whom (generation, the writer lease, when a directory was last listed), which differ between
+any two runs.
 """
 
 from __future__ import annotations
