@@ -317,3 +317,18 @@ def test_cli_masks_every_field(pi_home, tmp_path):
     for value in values:
         assert not leaked(value, everything)
     assert "\x1b" not in everything and "\x07" not in everything and "owned" not in everything
+
+
+def test_clean_answers_masked_in_a_copy_and_clean_ones_kept():
+    """`clean` masks every string of a JSON-shaped answer in a new answer, and leaves the one it
+    was given as it was; an answer with nothing to mask is handed back as it is (no copy)."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    dirty = {"hits": [{"snippet": f"export GITHUB_TOKEN={token}", "line": 3,
+                       "matched": ["token", "gh\x1b[31mp"]}], "nextCursor": None}
+    out = secrets.clean(dirty)
+    assert token not in json.dumps(out) and "\x1b" not in json.dumps(out)
+    assert out["hits"][0]["line"] == 3 and out is not dirty
+    assert dirty["hits"][0]["snippet"].endswith(token)  # the given answer is not changed
+    tidy = {"hits": [{"snippet": "nothing secret here", "matched": ["secret"]}], "n": 1}
+    assert secrets.clean(tidy) is tidy
+    assert secrets.clean(dirty, reveal=True)["hits"][0]["snippet"].endswith(token)

@@ -500,8 +500,10 @@ def clean(value: _T, *, reveal: bool = False) -> _T:
     _collect(value, texts)
     if not texts:
         return value
-    scanned = iter([text for text, _ in scan_many(texts, reveal=reveal)[0]])
-    return cast(_T, _rebuild(value, scanned))
+    scanned = [text for text, _ in scan_many(texts, reveal=reveal)[0]]
+    if all(new is old for new, old in zip(scanned, texts, strict=True)):
+        return value  # nothing to mask or strip (the usual answer): no copy of it
+    return cast(_T, _rebuild(value, iter(scanned)))
 
 
 def _collect(value: object, into: list[str]) -> None:
