@@ -1,10 +1,11 @@
 """How fragment text is stored: zstd frames, with a dictionary trained on the index's own text.
 
 Short texts stay plain. Longer ones are zstd frames at level 3; once an index holds a dictionary
-(trained at its first bulk load from a sample of the sessions being loaded, docs/benchmarks.md),
-frames use it and name it (the frame header carries its id), so every stored text stays readable
-whichever dictionary was current when it was written. On the bench's text this is 4 times
-faster than zlib at level 4 and 20% smaller; on source code and documentation, 15% smaller.
+(trained at its first bulk load from a sample of the sessions being loaded; measured in
+`bench/history.py --area cold-index`), frames use it and name it (the frame header carries its
+id), so every stored text stays readable whichever dictionary was current when it was written.
+On the bench's text this is 4 times faster than zlib at level 4 and 20% smaller; on source code
+and documentation, 15% smaller.
 
 zstd's contexts are not thread-safe: each thread gets its own, per dictionary.
 """
