@@ -85,3 +85,21 @@ def node22_env(env: dict[str, str] | None = None) -> dict[str, str] | None:
 
 NODE22_MISSING = ("no Node >= 22.19 for Pi 1.x: run scripts/setup.d/15-node22.sh (installs it "
                   "into $PI_EVENT_SEARCH_TOOLS/node22)")
+
+
+def fts_workers(parents: set[int]) -> list[int]:
+    """The live full-text worker processes (index/bulk/ftsworker.py) whose parent is one of
+    `parents` (a zombie is dead: not counted)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if b"ftsworker" in cmd and int(fields[1]) in parents and fields[0] != "Z":
+            out.append(int(entry))
+    return out

@@ -28,6 +28,7 @@ from pi_event_search.service import lease
 from pi_event_search.service.engine import Engine
 from pi_event_search.service.lease import Lease, LeaseLost
 from pi_event_search.source.discovery import default_dirs
+from support import fts_workers
 
 HERE = Path(__file__).resolve().parent
 
@@ -162,21 +163,6 @@ def test_of_two_takers_of_a_stopped_holder_one_wins(tmp_path: Path, other_proces
 # -- a guard raising LeaseLost -------------------------------------------------------------
 
 
-def _worker_children() -> list[int]:
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if int(fields[1]) == os.getpid() and fields[0] != "Z" and b"ftsworker" in cmd:
-            out.append(int(entry))
-    return out
-
-
 def test_lease_lost_as_a_bulk_load_starts_leaks_no_worker_and_no_lock(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """ftsload.begin wrote its flag outside the pass's cleanup: a LeaseLost there (or a lock, a
@@ -204,7 +190,7 @@ def test_lease_lost_as_a_bulk_load_starts_leaks_no_worker_and_no_lock(
     try:
         e.refresh()  # answers as a reader would: the lease is gone
         assert started, "the side load never started"
-        assert _worker_children() == [], "a full-text worker outlived its pass"
+        assert fts_workers({os.getpid()}) == [], "a full-text worker outlived its pass"
         fd = locks.try_lock(started[0])
         assert fd is not None, "the side file is still locked"
         locks.unlock(fd)

@@ -18,6 +18,7 @@ from pi_event_search.index import indexer, locks, progress, writes
 from pi_event_search.index.bulk import firstload, ftsload, mode
 from pi_event_search.service.engine import Engine
 from pi_event_search.source.discovery import default_dirs
+from support import fts_workers
 
 
 class Injected(Exception):
@@ -34,23 +35,6 @@ def _corpus(root: Path, sessions: int = 10) -> Path:
             sb.assistant(f"Checking {i}.{j}", tool_calls=[(call, "bash", {"command": f"make {j}"})])
             sb.tool_result(call, "bash", f"FAIL t{j}\n" + "frame line\n" * 100, is_error=True)
     return sessions_dir
-
-
-def _worker_children() -> list[int]:
-    """This process's live full-text workers (a zombie is dead: not counted)."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        if int(fields[1]) == os.getpid() and fields[0] != "Z" and b"ftsworker" in cmd:
-            out.append(int(entry))
-    return out
 
 
 def _fail_once(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str,
@@ -101,14 +85,14 @@ def test_a_fault_at_each_step_of_a_bulk_load_releases_everything(
         with pytest.raises(Injected):
             e.refresh()
         assert hits, f"the pass never reached {site}"
-        assert _worker_children() == [], "a full-text worker outlived its pass"
+        assert fts_workers({os.getpid()}) == [], "a full-text worker outlived its pass"
         side = ftsload.side_path(e.conn)
         fd = locks.try_lock(side)
         assert fd is not None, "the side file is still locked"
         locks.unlock(fd)
         assert e.conn is not None and not e.conn.in_transaction
         e.refresh()  # the same process, at once: nothing of the failed pass is in its way
-        assert _worker_children() == []
+        assert fts_workers({os.getpid()}) == []
         assert not progress.bulk_pending(e.conn)
         assert e.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         clean = Engine(tmp_path / "clean.sqlite3", default_dirs(sessions_dir, []))

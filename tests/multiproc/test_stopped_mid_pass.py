@@ -25,7 +25,7 @@ from lspclient import LspClient
 from test_one_writer import _check_index, _hits, _server_state, _until
 
 from builder import SessionBuilder
-from support import PiHome
+from support import PiHome, fts_workers
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -134,26 +134,10 @@ def stopped_mid_pass(tmp: Path, size: str, into: float = 1.0) -> dict[str, Any]:
         for c in servers:
             if c.proc.poll() is None:
                 c.close()
-    out["workers_left"] = _workers_of({c.proc.pid for c in servers})
+    out["workers_left"] = len(fts_workers({c.proc.pid for c in servers}))
     out["index"] = str(home.index)
     out["manifest"] = m
     return out
-
-
-def _workers_of(pids: set[int]) -> int:
-    n = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        if b"ftsworker" in cmd and int(fields[1]) in pids and fields[0] != "Z":
-            n += 1
-    return n
 
 
 def test_a_writer_stopped_mid_first_index_is_taken_over(tmp_path: Path) -> None:
