@@ -85,8 +85,11 @@ async def test_line_origin_masks_what_it_reads_back(start, pi_home, tmp_path):
 
     proj = tmp_path / "proj"
     proj.mkdir()
-    items = [p for p in planted(random.Random(os.urandom(8))) if "\n" not in p.value]
-    lines = [f"ZEPHYRINE_DEPLOY_TARGET_{n}_TOKEN={p.value}" for n, p in enumerate(items)]
+    # Each credential in the line it was planted in (its own context: an unquoted
+    # `KEY=$word.` is a variable reference, never masked, so a bare `KEY=<value>` would leak
+    # such a value by design, whatever lineOrigin does).
+    items = [p for p in planted(random.Random(os.urandom(8))) if "\n" not in p.text]
+    lines = [f"{p.text}  # ZEPHYRINE_DEPLOY_TARGET_{n}" for n, p in enumerate(items)]
     content = "\n".join(lines) + "\n"
     (proj / ".env").write_text(content)
     sb = SessionBuilder(pi_home.sessions, str(proj))
