@@ -3,11 +3,18 @@ only at tokens outside ASCII, and must still find what the literal scan cannot."
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pi_event_search.index.fulltext import identifier_parts, split_identifier
 from pi_event_search.query.snippets import snippet
 
 
-def _marked(text: str, words: set[str], prefix: str | None = None) -> list[str]:
-    cut, matches = snippet(text, frozenset(words), prefix)
+def _marked(text: str, words: set[str], prefix: str | None = None, *, parts: bool = False
+            ) -> list[str]:
+    cut, matches = snippet(text, frozenset(words), prefix, parts=parts)
     return [cut[s:e] for s, e in matches]
 
 
@@ -63,3 +70,43 @@ def test_the_word_being_typed_is_marked_as_a_prefix() -> None:
     assert _marked("the zebrafish build", {"zebrafish", "bu"}, "bu") == ["zebrafish", "build"]
     assert _marked("the ZEBRAFISH build", {"zebraf"}, "zebraf") == ["ZEBRAFISH"]
     assert _marked("the zebraf build", {"zebraf"}, "zebraf") == ["zebraf"]
+
+
+def test_a_partial_hit_marks_the_identifier_parts_it_was_found_by() -> None:
+    # A partial hit's words match the index's identifier parts too (`retry` in `retryCount`):
+    # its snippet marks them; a hit holding the words as written marks whole tokens only.
+    text = "set retryCount to five in SessionManager.open"
+    assert _marked(text, {"retry", "five"}, parts=True) == ["retry", "five"]
+    assert _marked(text, {"retry", "five"}) == ["five"]
+    assert _marked(text, {"session", "manager", "open"}, parts=True) == ["Session", "Manager", "open"]
+    assert _marked("the HTTPServer and parseJSON2", {"http", "server", "json", "2"}, parts=True) \
+        == ["HTTP", "Server", "JSON", "2"]
+
+
+def test_only_what_the_index_splits_is_marked_as_a_part() -> None:
+    # No case change, no identifier (`retrycount`); inside a part (`on` in `connection`,
+    # `erver` in `HTTPServer`); a run broken by a letter outside ASCII (`naïveRetry`: the index
+    # splits `veRetry`, and `ve` follows `ï`).
+    words = {"retry", "on", "erver", "ve", "http"}
+    assert _marked("retrycount connection HTTPServer naïveRetry", words, parts=True) \
+        == ["HTTP", "Retry"]
+
+
+_IDENT = st.lists(st.sampled_from(["get", "User", "HTTP", "Server", "id", "2", "x", "JSON", "ok"]),
+                  min_size=1, max_size=4).map("".join)
+_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")  # fulltext.split_identifier's cut
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_IDENT, min_size=1, max_size=6), st.data())
+def test_marked_parts_are_the_parts_the_index_holds(idents: list[str], data: st.DataObject) -> None:
+    # Any part word asked for: an identifier the index splits (identifier_parts) shows each of
+    # its parts equal to the word; any other token shows only as a whole.
+    word = data.draw(st.sampled_from(sorted({p for i in idents for p in split_identifier(i)})))
+    expected = []
+    for ident in idents:
+        if identifier_parts(ident):
+            expected += [p for p in _PART.findall(ident) if p.lower() == word]
+        elif ident.lower() == word:
+            expected.append(ident)
+    assert _marked(" ".join(idents), {word}, parts=True) == expected

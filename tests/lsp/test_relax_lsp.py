@@ -25,6 +25,10 @@ def by_entry(res: Any) -> dict[str, Any]:
     return {h["entryId"]: h for h in res["hits"]}
 
 
+def marked(hit: Any) -> list[str]:
+    return [hit["snippet"][s:e] for s, e in hit["matches"]]
+
+
 @pytest.fixture
 def history(pi_home: PiHome, tmp_path: Path) -> tuple[Path, dict[str, str], SessionBuilder]:
     proj = tmp_path / "proj"
@@ -122,9 +126,13 @@ async def test_identifier_parts(start, history):
     assert order[0] == ids["whole"] and ids["camel"] in order
     camel = by_entry(res)[ids["camel"]]
     assert camel["missing"] == [] and camel["matched"] == ["retry", "five"]
+    # and its snippet shows where: the part inside the identifier is marked
+    assert marked(camel) == ["retry", "five"]
+    assert marked(by_entry(res)[ids["whole"]]) == ["retry", "five"]
     assert [h["entryId"] for h in (await search(client, "retry five", match="all"))["hits"]] \
         == [ids["whole"]]
-    assert by_entry(await search(client, "session manager open"))[ids["camel"]]["missing"] == []
+    session = by_entry(await search(client, "session manager open"))[ids["camel"]]
+    assert session["missing"] == [] and marked(session) == ["Session", "Manager", "open"]
 
 
 async def test_a_call_and_its_result_split_the_words(start, history):

@@ -258,7 +258,8 @@ def hits_of(conn: sqlite3.Connection, q: Question, picked: list[Picked], ranks: 
             context = {"ref": format_ref(sid, entry), "entryId": entry, "matched": list(p.turn)}
         hit = hit_from_row(
             r, fragment_id=r["frag"], kind=r["kind"], score=score, session_name=names[sid],
-            snippet=snippet(r["text"], words, parsed.prefix, terms, conn),
+            snippet=snippet(r["text"], words, parsed.prefix, terms, conn,
+                            parts=p.tier == PARTIAL),
             matched=list(p.matched) if p.matched is not None else labels,
             missing=list(p.missing), context=context)
         hits.append(q.own.patch(hit) if q.own else hit)

@@ -10,11 +10,13 @@ from __future__ import annotations
 import itertools
 import re
 import sqlite3
+import string
 import unicodedata
 from collections.abc import Collection, Iterator
 from functools import lru_cache
 
 from pi_event_search.index import textcodec
+from pi_event_search.index.fulltext import mixed_case_words
 
 SNIPPET_CHARS = 200
 WINDOW = 400  # raw characters considered before whitespace is collapsed
@@ -28,13 +30,15 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def snippet(stored: str | bytes, words: Collection[str], prefix: str | None,
-            terms: int | None = None, conn: sqlite3.Connection | None = None
-            ) -> tuple[str, list[list[int]]]:
+            terms: int | None = None, conn: sqlite3.Connection | None = None, *,
+            parts: bool = False) -> tuple[str, list[list[int]]]:
     """Snippet and match offsets of one fragment, cut from its stored (bounded) text. `terms`:
     how many distinct words a window can show at most (none given: forms of one word count
-    apart), so that reading can stop at the first window showing them all."""
+    apart), so that reading can stop at the first window showing them all. `parts`: a word
+    also matches as parts of an identifier (`retry` in `retryCount`), as a partial hit's
+    words match the index's identifier parts."""
     folded = frozenset(fold(w) for w in words)
-    finder = _Finder(folded, fold(prefix) if prefix is not None else None)
+    finder = _Finder(folded, fold(prefix) if prefix is not None else None, parts)
     text, spans = _scan(stored, finder, terms, conn)
     return collapse(_mark(text, spans))
 
@@ -51,16 +55,17 @@ class _Finder:
     """Query words in text: a literal alternation over the lower-cased text (no look-around per
     character, so the regex engine skips ahead), token boundaries checked per match."""
 
-    def __init__(self, words: frozenset[str], prefix: str | None) -> None:
-        self.words, self.prefix = words, prefix
+    def __init__(self, words: frozenset[str], prefix: str | None, parts: bool = False) -> None:
+        self.words, self.prefix, self.parts = words, prefix, parts
         self.letters = frozenset("".join(words) + (prefix or ""))
         self.pattern = _literals(words, prefix)
         self.margin = 256  # a token straddling a chunk boundary is looked at again
 
-    def find(self, low: str, pos: int, limit: int, final: bool
+    def find(self, low: str, text: str, pos: int, limit: int, final: bool
              ) -> tuple[list[tuple[int, int, str]], int]:
         """Matches in low[pos:] (at most `limit`), and where the next scan starts; a match
-        touching the end of an unfinished text is left for the next scan."""
+        touching the end of an unfinished text is left for the next scan. `text` is what `low`
+        lower-cases, offset for offset (its case tells identifier parts apart)."""
         spans: list[tuple[int, int, str]] = []
         if self.pattern is None or limit <= 0:
             return spans, pos
@@ -69,7 +74,8 @@ class _Finder:
             s, e = m.span()
             if e == n and not final:
                 break
-            if (s and low[s - 1].isalnum()) or (e < n and low[e].isalnum()):
+            if ((s and low[s - 1].isalnum()) or (e < n and low[e].isalnum())) \
+                    and not (self.parts and _identifier_part(text, s, e)):
                 continue
             spans.append((s, e, m.group()))
             pos = e
@@ -150,7 +156,7 @@ def _scan(stored: str | bytes, finder: _Finder, terms: int | None,
             if len(text) >= WINDOW:
                 break
             continue
-        found, pos = finder.find(low, pos, MAX_SPANS - len(spans), final)
+        found, pos = finder.find(low, text, pos, MAX_SPANS - len(spans), final)
         spans += found
         enough = bool(spans) and (
             len(spans) >= MAX_SPANS or _densest(spans)[1] >= terms if terms is not None
@@ -162,6 +168,39 @@ def _scan(stored: str | bytes, finder: _Finder, terms: int | None,
     if not spans and not text.isascii():
         return text, finder.folded(text)
     return text, spans
+
+
+_ALNUM = frozenset(string.ascii_letters + string.digits)
+_PART_RUN = 256  # the longest identifier looked into (a longer run of letters is not one)
+
+
+def _part_edge(text: str, i: int) -> bool:
+    """Whether a part of an identifier starts at text[i], its neighbours being ASCII letters or
+    digits: a digit beside a letter, a lower-case letter before a capital, or a capital before a
+    capital and a lower-case letter (`HTTP|Server`), as fulltext.split_identifier cuts."""
+    a, b = text[i - 1], text[i]
+    if a.isdigit() != b.isdigit():
+        return True
+    if not b.isupper():
+        return False
+    return a.islower() or (i + 1 < len(text) and text[i + 1].islower())
+
+
+def _identifier_part(text: str, s: int, e: int) -> bool:
+    """Whether text[s:e] is one or more whole parts of a mixed-case identifier: what the index's
+    `parts` column holds (fulltext.identifier_parts), so that a partial hit found through it
+    shows where."""
+    for i in (s, e):
+        if 0 < i < len(text) and text[i - 1].isalnum() and text[i].isalnum() and not (
+                text[i - 1] in _ALNUM and text[i] in _ALNUM and _part_edge(text, i)):
+            return False  # most matches inside a word end here, by two characters
+    a, b = s, e
+    while a and text[a - 1] in _ALNUM and s - a < _PART_RUN:
+        a -= 1
+    while b < len(text) and text[b] in _ALNUM and b - e < _PART_RUN:
+        b += 1
+    run = text[a:b]
+    return len(run) < _PART_RUN and run.isascii() and mixed_case_words(run) == [run]
 
 
 def _flagged(chunks: Iterator[str]) -> Iterator[tuple[str, bool]]:
