@@ -33,6 +33,7 @@ from pi_event_search.index.store import SCHEMA_VERSION
 from pi_event_search.lsp import settings
 from pi_event_search.lsp.params import file_path
 from pi_event_search.lsp.protocol import PiEventProtocol, plain_dicts
+from pi_event_search.lsp.warmpool import WarmPool
 from pi_event_search.query.status import directories
 from pi_event_search.service.engine import OPENING, Engine, IndexOpening
 from pi_event_search.service.lease import POLL as LEASE_POLL
@@ -46,6 +47,7 @@ OPEN_REQUEST_WAIT = 5.0  # seconds a request waits for the index to open before 
 OPEN_BACKOFF_MAX = 2.0  # seconds between tries to open the index, at most
 FOLLOWING = "following the writer: "
 WRITE_THREADS = 2  # a pass and one request waiting for it; more requests queue
+READ_THREADS = 4  # requests answered at once; each thread holds a connection (warmpool.py)
 WRITE_QUEUE_WAIT = 2.0  # seconds a bounded write may also wait for a thread of the pool
 log = logging.getLogger(__name__)
 
@@ -74,6 +76,7 @@ class PiEventServer(LanguageServer):
         self._warned: set[str] = set()
         self.folders_given = False  # the client opened with workspace folders (rootUri is legacy)
         self.write_pool = ThreadPoolExecutor(WRITE_THREADS, thread_name_prefix="pies-write")
+        self.read_pool = WarmPool(READ_THREADS, "pies-read")
 
     # -- logging: logs always, pop-ups only for what a user must act on ----------------------
     def log(self, message: str, kind: t.MessageType = t.MessageType.Log) -> None:
@@ -381,7 +384,7 @@ class PiEventServer(LanguageServer):
                 conn.set_progress_handler(None, 0)
 
         try:
-            return await asyncio.to_thread(call)
+            return await asyncio.wrap_future(self.read_pool.submit(call))
         except asyncio.CancelledError:
             cancel.set()
             raise
