@@ -44,6 +44,11 @@ def split_identifier(word: str) -> list[str]:
     return [p.lower() for p in _PART.findall(word)]
 
 
+def part_bounds(word: str) -> set[int]:
+    """The offsets where split_identifier cuts `word`, its two ends included."""
+    return {at for m in _PART.finditer(word) for at in m.span()}
+
+
 def mixed_case_words(text: str) -> list[str]:
     """The text's mixed-case identifiers, each once, in order of first appearance, until their
     lengths (plus a separator each) pass MAX_PARTS_CHARS (the one that passes it included)."""

@@ -16,7 +16,7 @@ from collections.abc import Collection, Iterator
 from functools import lru_cache
 
 from pi_event_search.index import textcodec
-from pi_event_search.index.fulltext import mixed_case_words
+from pi_event_search.index.fulltext import mixed_case_words, part_bounds
 
 SNIPPET_CHARS = 200
 WINDOW = 400  # raw characters considered before whitespace is collapsed
@@ -174,25 +174,14 @@ _ALNUM = frozenset(string.ascii_letters + string.digits)
 _PART_RUN = 256  # the longest identifier looked into (a longer run of letters is not one)
 
 
-def _part_edge(text: str, i: int) -> bool:
-    """Whether a part of an identifier starts at text[i], its neighbours being ASCII letters or
-    digits: a digit beside a letter, a lower-case letter before a capital, or a capital before a
-    capital and a lower-case letter (`HTTP|Server`), as fulltext.split_identifier cuts."""
-    a, b = text[i - 1], text[i]
-    if a.isdigit() != b.isdigit():
-        return True
-    if not b.isupper():
-        return False
-    return a.islower() or (i + 1 < len(text) and text[i + 1].islower())
-
-
 def _identifier_part(text: str, s: int, e: int) -> bool:
     """Whether text[s:e] is one or more whole parts of a mixed-case identifier: what the index's
     `parts` column holds (fulltext.identifier_parts), so that a partial hit found through it
     shows where."""
     for i in (s, e):
-        if 0 < i < len(text) and text[i - 1].isalnum() and text[i].isalnum() and not (
-                text[i - 1] in _ALNUM and text[i] in _ALNUM and _part_edge(text, i)):
+        if 0 < i < len(text) and text[i - 1].isalnum() and text[i].isalnum() and (
+                text[i - 1] not in _ALNUM or text[i] not in _ALNUM
+                or (text[i - 1].islower() and text[i].islower())):
             return False  # most matches inside a word end here, by two characters
     a, b = s, e
     while a and text[a - 1] in _ALNUM and s - a < _PART_RUN:
@@ -200,7 +189,10 @@ def _identifier_part(text: str, s: int, e: int) -> bool:
     while b < len(text) and text[b] in _ALNUM and b - e < _PART_RUN:
         b += 1
     run = text[a:b]
-    return len(run) < _PART_RUN and run.isascii() and mixed_case_words(run) == [run]
+    if len(run) >= _PART_RUN or not run.isascii() or mixed_case_words(run) != [run]:
+        return False
+    bounds = part_bounds(run)
+    return s - a in bounds and e - a in bounds
 
 
 def _flagged(chunks: Iterator[str]) -> Iterator[tuple[str, bool]]:
