@@ -7,8 +7,8 @@ piece runs by itself over the same bytes, with no Python of ours around it beyon
 line or text, and is timed in CPU seconds of this one thread:
 
 - read + parse: every line of every .jsonl file through orjson;
-- mask: core.secrets.scan_many over each event's fragment texts (what projection calls);
-- compress: the index's own Packer over each text;
+- mask: core.secrets.scan_many over each batch of texts (a first index masks a batch at a time);
+- compress: the index's own Packer over each text, given the UTF-8 the masking made;
 - parts: fulltext.identifier_parts of each text;
 - full text: the rows into an empty side table with the bulk load's settings, then FTS5's optimize:
   once as (text, meta) and once with the parts column (the table the index has).
@@ -31,7 +31,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +42,8 @@ sys.path.insert(0, str(HERE))
 import run as bench  # noqa: E402  (its measuring launcher and the peer's venv)
 
 from pi_event_search.core import secrets  # noqa: E402
-from pi_event_search.core.authz import place_tokens, with_places  # noqa: E402
 from pi_event_search.index import fulltext, store, textcodec  # noqa: E402
-from pi_event_search.index.bulk import mode  # noqa: E402
-
-BATCH = 2_000  # events a batch (the texts of one batch are in memory at once)
+from pi_event_search.index.bulk import ftsload, mode  # noqa: E402
 
 
 def _parse(corpus: str) -> tuple[float, int, int]:
@@ -69,27 +65,6 @@ def _parse(corpus: str) -> tuple[float, int, int]:
                     except orjson.JSONDecodeError:
                         pass
     return time.process_time() - start, size, lines
-
-
-def _events(conn: sqlite3.Connection) -> Iterator[list[tuple[int, list[tuple[int, str, str]]]]]:
-    """Batches of events, each (eid, [(fid, text, FTS meta)]), texts unpacked (not timed)."""
-    places: dict[int, str] = {}
-    for sid, cwd_canon in conn.execute("SELECT sid, cwd_canon FROM sessions"):
-        places[sid] = place_tokens(cwd_canon)
-    rows = conn.execute("SELECT f.eid, f.fid, f.text, f.meta, e.sid FROM fragments f "
-                        "JOIN events e ON e.eid = f.eid ORDER BY f.eid, f.fid")
-    batch: list[tuple[int, list[tuple[int, str, str]]]] = []
-    for eid, fid, stored, meta, sid in rows:
-        row = (fid, textcodec.unpack(stored, conn), with_places(meta, places[sid]))
-        if batch and batch[-1][0] == eid:
-            batch[-1][1].append(row)
-            continue
-        if len(batch) >= BATCH:
-            yield batch
-            batch = []
-        batch.append((eid, [row]))
-    if batch:
-        yield batch
 
 
 def _side(path: str, parts: bool) -> sqlite3.Connection:
@@ -118,18 +93,15 @@ def measure(corpus: str, index: str) -> dict[str, Any]:
     texts = chars = 0
     with tempfile.TemporaryDirectory() as tmp:
         plain, full = _side(f"{tmp}/plain.sqlite3", False), _side(f"{tmp}/full.sqlite3", True)
-        for batch in _events(conn):
-            per_event = [[text for _, text, _ in frags] for _, frags in batch]
-            flat = [row for _, frags in batch for row in frags]
+        for flat in ftsload._committed(conn):  # as the index's own catch-up reads them
             texts += len(flat)
             chars += sum(len(text) for _, text, _ in flat)
             t = time.process_time()
-            for event_texts in per_event:
-                secrets.scan_many(event_texts)
+            _, utf8 = secrets.scan_many([text for _, text, _ in flat])  # a batch, as a first index
             took["mask"] += time.process_time() - t
             t = time.process_time()
-            for _, text, _ in flat:
-                packer.pack(text)
+            for (_, text, _), data in zip(flat, utf8 or [None] * len(flat), strict=True):
+                packer.pack(text, data)
             took["compress"] += time.process_time() - t
             t = time.process_time()
             with_parts = [(fid, text, meta, fulltext.identifier_parts(text))
@@ -162,17 +134,10 @@ def _agent(corpus: str) -> Path:
 
 
 def peer_seconds(corpus: str, spec: str, out: Path) -> float:
-    """mnemo-search's cold index wall time of CORPUS, shown to it as `$HOME/.pi/agent/sessions`."""
+    """The peer's cold index wall time of CORPUS (bench/run.py's way)."""
     exe = bench.peer_exe(out, spec)
-    agent = _agent(corpus)
     with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp, "home")
-        home.mkdir()
-        (home / ".pi").symlink_to(agent.resolve().parent)
-        env = dict(os.environ, HOME=str(home), MNEMO_ARCHIVE="off")
-        r = bench.measured([exe, "--db", f"{tmp}/peer.db", "index", "--source", "pi"], env)
-    if r["rc"] != 0:
-        raise RuntimeError(f"{spec} failed ({r['rc']})")
+        r = bench.peer_index(exe, _agent(corpus), Path(tmp, "peer.db"), Path(tmp, "home"))
     return float(r["wall_s"])
 
 
@@ -197,15 +162,18 @@ def main() -> None:
     ap.add_argument("--cores", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", help="write the figures here as JSON too")
     args = ap.parse_args()
-    peer_runs, ours = [], []
-    for turn in range(2 if args.peer else 0):  # peer, ours, (the floors,) peer, ours
-        peer_runs.append(peer_seconds(args.corpus, args.peer, bench.HERE / "out"))
-        ours.append(ours_seconds(args.corpus))
-        if turn == 0:
-            out = measure(args.corpus, args.index)
-    if not args.peer:
-        out = measure(args.corpus, args.index)
-    else:
+    peer_runs: list[float] = []
+    ours: list[dict[str, Any]] = []
+
+    def both() -> None:  # the peer's and our cold index, taking turns with the floors
+        if args.peer:
+            peer_runs.append(peer_seconds(args.corpus, args.peer, bench.HERE / "out"))
+            ours.append(ours_seconds(args.corpus))
+
+    both()
+    out = measure(args.corpus, args.index)
+    both()
+    if args.peer:
         args.peer_s = min(peer_runs)
         out["peer"] = {"name": args.peer, "runs_s": peer_runs}
         out["ours"] = min(ours, key=lambda r: float(r["wall_s"]))

@@ -197,21 +197,13 @@ class Bench:
     # -- the reference peer, on the same corpus in the same run -----------------------------------
     def peer(self) -> None:
         """mnemo-search's cold index of the same Pi sessions (its own venv, installed at bench
-        time, never vendored): the tree is shown to it as `$HOME/.pi/agent/sessions`."""
+        time, never vendored)."""
         if self.args.peer == "none":
             return
         exe = peer_exe(Path(self.args.out), self.args.peer)
-        home = self.dir.parent / f"peer-home-{self.label}"
-        shutil.rmtree(home, ignore_errors=True)
-        home.mkdir(parents=True)
-        (home / ".pi").symlink_to(Path(self.m["agent_dir"]).parent)
         db = self.dir.parent / f"peer-{self.label}.db"
-        for suffix in ("", "-wal", "-journal"):
-            Path(str(db) + suffix).unlink(missing_ok=True)
-        env = dict(os.environ, HOME=str(home), MNEMO_ARCHIVE="off")
-        r = measured([exe, "--db", str(db), "index", "--source", "pi"], env)
-        if r["rc"] != 0:
-            raise RuntimeError(f"peer index failed ({r['rc']})")
+        home = self.dir.parent / f"peer-home-{self.label}"
+        r = peer_index(exe, Path(self.m["agent_dir"]), db, home)
         src = self.res["corpus"]["bytes"]
         size = db.stat().st_size
         self.res["peer"] = {
@@ -220,7 +212,6 @@ class Bench:
             "user_s": r["user_s"], "sys_s": r["sys_s"], "index_ratio": round(size / src, 3),
             "ours_over_peer": round(r["wall_s"] / self.res["cold_index"]["seconds"], 2),
         }
-        shutil.rmtree(home, ignore_errors=True)
         db.unlink(missing_ok=True)
         log(f"{self.label}: peer {self.args.peer} cold index {r['wall_s']:.1f}s = "
             f"{self.res['peer']['mb_per_s']} MB/s (ours x{self.res['peer']['ours_over_peer']})")
@@ -651,6 +642,24 @@ def peer_exe(out: Path, spec: str) -> str:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run([str(venv / "bin" / "pip"), "install", "-q", spec], check=True)
     return str(exe)
+
+
+def peer_index(exe: str, agent_dir: Path, db: Path, home: Path) -> dict[str, Any]:
+    """The peer's cold index of a Pi agent directory into `db`, measured: the tree is shown to it
+    as `$HOME/.pi/agent/sessions` through a scratch HOME (removed after)."""
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    (home / ".pi").symlink_to(agent_dir.resolve().parent)
+    for suffix in ("", "-wal", "-journal"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    env = dict(os.environ, HOME=str(home), MNEMO_ARCHIVE="off")
+    try:
+        r = measured([exe, "--db", str(db), "index", "--source", "pi"], env)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    if r["rc"] != 0:
+        raise RuntimeError(f"peer index failed ({r['rc']})")
+    return r
 
 
 def rg_pattern(q: dict[str, Any]) -> str:
