@@ -92,6 +92,16 @@ def planted(rng: random.Random) -> list[Planted]:
     basic = base64.b64encode(user_pass.encode()).decode()
     oauth_ghp = "ghp_" + _s(rng, 36)
     x_basic_ghp = "ghp_" + _s(rng, 36)
+    redis_pass = _s(rng, 20)
+    db_pass_short = _s(rng, 12)
+    smtp_pass = _s(rng, 10)
+    key_base = "".join(rng.choice("0123456789abcdef") for _ in range(64))
+    json_pass = _s(rng, 14)
+    basic_unpadded = base64.b64encode(f"{_s(rng, 5, string.ascii_lowercase)}:{_s(rng, 6)}".encode()
+                                      ).decode().rstrip("=")
+    while len(basic_unpadded) % 4 == 0:  # always unpadded
+        basic_unpadded = base64.b64encode(f"u:{_s(rng, rng.randrange(4, 12))}".encode()
+                                          ).decode().rstrip("=")
     return [
         Planted("openai-key", openai, f"here is my key {openai} please set it up", "user"),
         Planted("aws-access-key-id", aws_id,
@@ -139,6 +149,17 @@ def planted(rng: random.Random) -> list[Planted]:
                 "tool.call"),
         Planted("github-token", oauth_ghp, f"oauth_bearer {oauth_ghp}", "custom"),
         Planted("github-token", x_basic_ghp, f"x-basic {x_basic_ghp}", "assistant"),
+        # issue 47: no user name before the password, a name that goes on after its secret word,
+        # `_PASS`, JSON with escaped quotes inside a command, Basic without its padding
+        Planted("connection-string", redis_pass, f"redis-cli -u redis://:{redis_pass}@cache:6379 ping",
+                "tool.call"),
+        Planted("password", db_pass_short, f"DB_HOST=db\nDB_PASS={db_pass_short}\nDB_NAME=app", "read"),
+        Planted("password", smtp_pass, f"export SMTP_PASS={smtp_pass}", "bang"),
+        Planted("generic-secret", key_base, f"SECRET_KEY_BASE={key_base} bin/rails s", "tool.call"),
+        Planted("password", json_pass,
+                f'curl -d "{{\\"user\\":\\"app\\",\\"password\\":\\"{json_pass}\\"}}" https://x',
+                "tool.call"),
+        Planted("basic-auth", basic_unpadded, f"Authorization: Basic {basic_unpadded}", "custom"),
     ]
 
 
@@ -172,6 +193,11 @@ def lookalikes(rng: random.Random) -> list[str]:
         "password=my-password-here",
         "token: Optional[str] = None,",
         "Authorization: Basic realm=restricted",
+        # issue 47: names that go on after a secret word, and `_pass` in code
+        "token_count = 4096; first_pass = True",
+        "DB_PASSWORD_FILE=/run/secrets/db_password",
+        "password_confirmation: string",
+        "redis://localhost:6379/0",
     ]
 
 

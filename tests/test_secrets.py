@@ -93,6 +93,33 @@ def test_issue_38_lookalikes_stay(text):
     assert secrets.scrub(text) == text
 
 
+@pytest.mark.parametrize(("text", "masked"), [
+    ("redis-cli -u redis://:S3cretPassw0rd@cache:6379",
+     "redis-cli -u redis://:[redacted: connection-string]@cache:6379"),
+    ("DB_PASS=hunter2xyz", "DB_PASS=[redacted: password]"),
+    ("SMTP_PASS=Sup3rS3cret", "SMTP_PASS=[redacted: password]"),
+    ("SECRET_KEY_BASE=9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+     "SECRET_KEY_BASE=[redacted: generic-secret]"),
+    ("secret_key_base: 9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+     "secret_key_base: [redacted: generic-secret]"),
+    ('curl -d "{\\"password\\":\\"tr0ub4dor&3\\"}" http://x',
+     'curl -d "{\\"password\\":\\"[redacted: password]\\"}" http://x'),
+    ("Authorization: Basic dXNlcjpwYXNzdw", "Authorization: Basic [redacted: basic-auth]"),
+    ("Authorization: Basic dXNlcjpwYXNzd28", "Authorization: Basic [redacted: basic-auth]"),
+])
+def test_issue_47_shapes_are_masked(text, masked):
+    assert secrets.scrub(text) == masked
+
+
+@pytest.mark.parametrize("text", [
+    "token_count = 4096", "first_pass = True", "render_pass = 'shadow2pass'",
+    "DB_PASSWORD_FILE=/run/secrets/db", "password_confirmation: string", "redis://localhost:6379/0",
+    "Basic auth", "tokens_used: 12",
+])
+def test_issue_47_lookalikes_stay(text):
+    assert secrets.scrub(text) == text
+
+
 def _reads(monkeypatch) -> list[tuple[int, int]]:
     """Record what each name's rule read: from its trigger to how far its value reached."""
     reads: list[tuple[int, int]] = []
@@ -108,7 +135,8 @@ def _reads(monkeypatch) -> list[tuple[int, int]]:
 
 
 ADVERSARIAL = ["token=", "password=", "token=( ", "token: ", "_KEY=a ", 'token="', "api_key='", "é token=",
-               "token=password=(", "secret: x ", 'token: "a\n', "PASSWORD=$", "token=" + "a" * 700 + "("]
+               "token=password=(", "secret: x ", 'token: "a\n', "PASSWORD=$", "token=" + "a" * 700 + "(",
+               "SECRET_KEY_BASE=", "token_a_b_c=", '\\"password\\":\\"a', "DB_PASS="]
 
 
 @pytest.mark.parametrize("unit", ADVERSARIAL)

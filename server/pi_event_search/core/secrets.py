@@ -52,13 +52,16 @@ _CONTROLS = re.compile(
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 _NAMES = (r"password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
-          r"|auth[_-]?key|credentials?|_key")
+          r"|auth[_-]?key|credentials?|_key|_pass")
+# A name may go on after its secret word (`SECRET_KEY_BASE`, `DB_PASS_FILE`): `_NAME_MORE`.
+_NAME_MORE = r"(?:_[a-z]+){0,3}"
 # Names count only when a value is assigned to them, so the trigger says so: `token` in prose
 # costs nothing.
 _TRIGGERS = (r"(?i)private key|sk-|akia|asia|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt)-"
              r"|xox[abposer]-|hooks\.slack\.com/|[sr]k_(?:live|test)_|aiza|npm_|hf_|accountkey="
              r"|sharedaccesskey=|[?&]sig=|eyj|(?:bearer|basic)[ \t]+"
-             r"|://[^\s:/@]{1,64}:[^\s@/]{3,128}@|(?:" + _NAMES + r")[\"']?[ \t]*(?:=|:)")
+             r"|://[^\s:/@]{0,64}:[^\s@/]{3,128}@|(?:" + _NAMES + r")" + _NAME_MORE
+             + r"\\?[\"']?[ \t]*(?:=|:)")
 # The triggers of known shapes alone, matched where a value starts (to name its kind).
 _SHAPE_START = re.compile(_TRIGGERS.split("|(?:bearer", 1)[0].replace("|eyj", "") + "|eyj")
 # A trigger never consumes a character a value could start at: a known shape right after it (or
@@ -176,13 +179,15 @@ _PEM_END = _c(r"-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----")
 # After a secret-like name: the assignment (`password = "…"`, `"token": "…"`, `_authToken=…`,
 # `api_key: …`, `key := …`, `key => …`), then a quoted value or a bare run up to white space or
 # a quote (`;`, `,` and brackets inside it are the value's: `hunter2;xyz` is one value).
-_ASSIGN = _c(r"[\"']?[ \t]{0,16}(?:=>|:=|=|:)[ \t]{0,16}")
+_ASSIGN = _c(r"(?:\\?[\"'])?[ \t]{0,16}(?:=>|:=|=|:)[ \t]{0,16}")
 _QUOTED = {q: _v(q + "([^" + q + r"\n]{0,MAX})(" + q + "?)") for q in "\"'"}
+# JSON inside a string (`-d "{\\"password\\":\\"…\\"}"`): the quotes are escaped.
+_ESCAPED = {q: _v(r"\\" + q + r"([^" + q + r"\\\n]{0,MAX})(\\" + q + "|)") for q in "\"'"}
 _BARE = _v(r"[^\s\"'`]{1,MAX}")
 _RUN = _c(r"[^\s\"'`]*")
 _BEARER = _v(r"[A-Za-z0-9._~+/\-]{16,MAX}=*")
 _BASIC = _v(r"[A-Za-z0-9+/]{4,MAX}={0,2}(?![A-Za-z0-9_\-])")
-_USERINFO = _c(r"([^\s:/@\"'<>]{1,64}):([^\s@/\"'<>]{3,128})@[\w.\-]")
+_USERINFO = _c(r"([^\s:/@\"'<>]{0,64}):([^\s@/\"'<>]{3,128})@[\w.\-]")
 
 # A placeholder, a reference to where the value lives, code, or a type: not a credential.
 _NOT_A_VALUE = re.compile(
@@ -290,8 +295,9 @@ def _named(text: str, pos: int, end: int, word: str) -> tuple[list[Span], int]:
         return [], end
     vs = a.end()
     quote = text[vs:vs + 1]
-    if quote and quote in _QUOTED:
-        q = _QUOTED[quote].match(text, vs)
+    escaped = quote == "\\" and text[vs + 1:vs + 2] in _ESCAPED
+    if escaped or (quote and quote in _QUOTED):
+        q = (_ESCAPED[text[vs + 1]] if escaped else _QUOTED[quote]).match(text, vs)
         assert q is not None  # matches the empty value
         if not q.group(2):
             return [], q.end()  # no closing quote within VALUE_MAX: not a value
@@ -306,14 +312,20 @@ def _named(text: str, pos: int, end: int, word: str) -> tuple[list[Span], int]:
         if reach - vs == VALUE_MAX:  # a longer run is one value: masked whole, or skipped whole
             reach = _RUN.match(text, reach).end()  # type: ignore[union-attr]
         v1 = _trimmed(text, vs, reach)
-    password = word.startswith("pass") or word == "pwd"
-    if v1 - v0 < 4 or not _value_ok(text[v0:min(v1, v0 + VALUE_MAX)], password):
+    base = _BASE_NAME.match(word)
+    more = base is not None and base.end() < len(word)  # `SECRET_KEY_BASE`, `token_count`
+    password = word.lstrip("_").startswith("pass") or word == "pwd"
+    value = text[v0:min(v1, v0 + VALUE_MAX)]
+    if v1 - v0 < 4 or not _value_ok(value, password):
         return [], reach  # a known shape at v0 is a trigger of its own
     start = pos
     while start > 0 and pos - start < 64 and text[start - 1] in _NAME_CHARS:
         start -= 1
-    if word == "_key" and not text[start:end].isupper():
+    upper = text[start:end].isupper()
+    if word.startswith("_") and not more and not upper:
         return [], reach  # `cache_key = …` is code; `SOME_KEY=…` is an environment variable
+    if more and (word.endswith(("_file", "_path", "_dir")) or not (upper or _generated(value))):
+        return [], reach  # `token_count: 4096`, `DB_PASSWORD_FILE=/run/x`; not `secret_key_base: …`
     shape = _known(text, v0)
     if shape is not None:
         return [shape], max(reach, shape.end)
@@ -323,13 +335,23 @@ def _named(text: str, pos: int, end: int, word: str) -> tuple[list[Span], int]:
     return [Span(v0, v1, kind)], reach
 
 
+_BASE_NAME = re.compile("(?:" + _NAMES + ")")
+
+
+def _generated(value: str) -> bool:
+    """A value a lower-case name that goes on after its secret word must hold to be masked:
+    long, letters and digits (Rails' `secret_key_base: 9f8e…`)."""
+    return (len(value) >= 16 and any(c.isdigit() for c in value)
+            and any(c.isalpha() for c in value))
+
+
 def _basic(value: str) -> bool:
     """Whether a `Basic` value is base64 of `user:password` (of any length; `Basic usage` is
     prose)."""
-    if len(value) % 4:
+    if len(value.rstrip("=")) % 4 == 1:
         return False
-    try:
-        raw = base64.b64decode(value, validate=True).decode("utf-8")
+    try:  # unpadded base64 (`Basic dXNlcjpwYXNzdw`) counts as well
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
         return False
     return ":" in raw and raw.isprintable()
