@@ -20,6 +20,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from pi_event_search.core import secrets
 from pi_event_search.core.authz import canonical, under_sql
 from pi_event_search.source.pitools import resolve_path
 
@@ -32,8 +33,9 @@ class TargetFile:
     spellings: tuple[str, ...]
 
     def holds(self, raw: Any, cwd: str | None) -> bool:
-        """Whether a tool's path argument, resolved as Pi resolves it, names this file."""
-        return resolve_path(raw, cwd or "") in self.spellings
+        """Whether a tool's path argument, resolved as Pi resolves it, names this file (both
+        masked: the index holds paths masked)."""
+        return secrets.scrub(resolve_path(raw, cwd or "")) in self.spellings
 
     def sql(self, column: str) -> tuple[str, list[Any]]:
         return f"{column} IN ({','.join('?' * len(self.spellings))})", list(self.spellings)
@@ -63,7 +65,8 @@ def relative_tail(path: str) -> str | None:
     """A relative path normalised (`./x` -> `x`), for matching the end of a stored path when
     there is no root to resolve it against; None when it climbs out (`../x`) or names nothing."""
     norm = posixpath.normpath(path.strip().removeprefix("@"))
-    return None if norm in (".", "") or norm.startswith("../") or norm == ".." else norm
+    return None if norm in (".", "") or norm.startswith("../") or norm == ".." \
+        else secrets.scrub(norm)
 
 
 def target_file(conn: sqlite3.Connection, path: str,
@@ -87,7 +90,10 @@ def target_file(conn: sqlite3.Connection, path: str,
         if isinstance(cwd, str) and cwd.startswith("/"):
             rest = canon[len(row["cwd_canon"]):].lstrip("/")
             spellings[posixpath.normpath(posixpath.join(cwd, rest))] = None
-    return TargetFile(canon, tuple(spellings))
+    # The index holds paths masked (a credential in a file name is a value too): a path asked
+    # about is masked the same way, so the answer is one for any value of a credential's shape,
+    # never an oracle of which one was recorded.
+    return TargetFile(secrets.scrub(canon), tuple(dict.fromkeys(map(secrets.scrub, spellings))))
 
 
 def targets(conn: sqlite3.Connection, path: str, roots: tuple[str, ...] | None

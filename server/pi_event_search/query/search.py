@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pi_event_search.core import cursors
+from pi_event_search.core import cursors, secrets
 from pi_event_search.core.authz import Scope, under_sql
 from pi_event_search.core.cursors import StaleCursor as StaleCursor  # its home; imported from here too
 from pi_event_search.core.eventref import format_ref
@@ -71,7 +71,7 @@ def event_filters(conn: sqlite3.Connection, f: Filters, scope: Scope) -> tuple[l
     """WHERE clauses on `e` (events) and `s` (sessions), authorization first."""
     where, params = session_filters(f, scope)
     _in("e.role", f.roles, where, params)
-    _in("e.tool_name", f.tools, where, params)
+    _in("e.tool_name", [secrets.scrub(t) for t in f.tools], where, params)  # stored masked
     _in("e.branch_state", f.branch_states, where, params)
     _in("e.selection_state", f.selection_states, where, params)
     if f.since_ms is not None:

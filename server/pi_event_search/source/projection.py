@@ -144,6 +144,16 @@ def scrub_all(events: list[Event], *, bounded: bool = True, reveal: bool = False
                 event.tree[key], kinds = secrets.scan(event.tree[key], reveal=reveal)
                 if key == "label" and kinds:
                     _count(event.secrets, kinds)
+        # Paths and tool names reach tables (file_refs, events) and the full-text meta column:
+        # masked as texts are, so no table holds a value and a `file` argument of a credential's
+        # shape matches whichever value was recorded (query/filepaths.py masks it the same way).
+        event.files = [(op, secrets.scan(path, reveal=reveal)[0], label)
+                       for op, path, label in event.files]
+        if event.tool_name:
+            event.tool_name = secrets.scan(event.tool_name, reveal=reveal)[0]
+        for frag in event.fragments:
+            if frag.meta:
+                frag.meta = secrets.scan(frag.meta, reveal=reveal)[0]
         for key, value in event.metadata.items():  # recorded text too: names, a usage's note
             if isinstance(value, str):
                 event.metadata[key] = secrets.scan(value, reveal=reveal)[0]
