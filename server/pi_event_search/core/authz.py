@@ -9,9 +9,11 @@ that read other directories.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import pwd
 import sqlite3
 import subprocess
 from dataclasses import dataclass
@@ -80,6 +82,30 @@ def default_root(cwd: str | None = None) -> str:
     """Explicit roots aside: the Git worktree root, else the normalised current directory."""
     here = cwd or os.getcwd()
     return canonical(git_root(here) or here) or "/"
+
+
+def too_wide(root: str) -> bool:
+    """`/`, a home directory, or a folder above one (`/home`): as a root taken by default, it
+    would show every session of the machine, or of a user, to whatever started a server there."""
+    if root == "/":
+        return True
+    homes = {os.path.expanduser("~")}
+    with contextlib.suppress(OSError):  # no passwd database: the own home still counts
+        homes.update(p.pw_dir for p in pwd.getpwall())
+    above = root.rstrip("/") + "/"
+    return any(h == root or h.startswith(above)
+               for h in (canonical(home) for home in homes) if h)
+
+
+def fallback_roots(cwd: str | None = None) -> list[str]:
+    """The roots of a server given none, nor any by its client (core-concepts: the Git root, else
+    the working directory), and none at all when that is too wide (`too_wide`): fail closed."""
+    root = default_root(cwd)
+    return [] if too_wide(root) else [root]
+
+
+NO_ROOT = ("no root: {where} is `/`, a home directory or a folder above one, where every "
+           "session would show. Give one: {how}.")
 
 
 class MissingCutoff(ValueError):

@@ -24,7 +24,7 @@ from pygls.lsp.server import LanguageServer
 
 from pi_event_search import __version__
 from pi_event_search.core import wire
-from pi_event_search.core.authz import Scope
+from pi_event_search.core.authz import NO_ROOT, Scope, fallback_roots
 from pi_event_search.core.errors import EngineError
 from pi_event_search.core.locations import default_index_path, extractors_file
 from pi_event_search.core.wire import IndexChanged
@@ -74,6 +74,7 @@ class PiEventServer(LanguageServer):
         self.background: asyncio.Task[None] | None = None
         self.reindex_task: asyncio.Future[Report] | None = None
         self._warned: set[str] = set()
+        self._fallback: list[str] | None = None  # fallback(): computed once (runs git)
         self.folders_given = False  # the client opened with workspace folders (rootUri is legacy)
         self.write_pool = ThreadPoolExecutor(WRITE_THREADS, thread_name_prefix="pies-write")
         self.read_pool = WarmPool(READ_THREADS, "pies-read")
@@ -137,7 +138,18 @@ class PiEventServer(LanguageServer):
 
     def scope(self, current: tuple[str, str | None] | None = None) -> Scope:
         session, cutoff = current or (self.settings.current_session, self.settings.cutoff)
-        return Scope.of(self.roots(), session, cutoff)
+        return Scope.of(self.roots() or self.fallback(), session, cutoff)
+
+    def fallback(self) -> list[str]:
+        """No roots setting and no folder: the server's Git root or working directory, as the
+        MCP server's, unless that is too wide (authz.fallback_roots): then nothing, said once."""
+        if self._fallback is None:
+            self._fallback = fallback_roots(os.getcwd())
+        if not self._fallback:
+            self.warn_once("pi-event-search shows nothing: " + NO_ROOT.format(
+                where=f"no workspace folder is open and the server's directory ({os.getcwd()})",
+                how="open a folder, or give the server a `roots` setting"))
+        return self._fallback
 
     def session_dirs(self) -> list[SessionDir]:
         """Where this server reads sessions: Pi's directories as Pi resolves them, the one the

@@ -3,7 +3,8 @@ session and the cutoff (core-concepts, "Search corpus and authorization").
 
 Roots: `--root` when given; else the roots the client declares (`roots/list`, again after
 `notifications/roots/list_changed`), file:// URIs only; else the server's working directory (its Git
-root). No tool argument widens them.
+root), unless that is `/`, a home directory or above one: then none (authz.fallback_roots). No tool
+argument widens them.
 
 Pi's own session: Pi 1.6 starts one MCP server per session and tells it nothing of that session
 (its client sends the cwd as the one root, and `pi` as its name). The session is found the way the
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from pi_event_search.core.authz import canonical, default_root
+from pi_event_search.core.authz import canonical
 from pi_event_search.source.discovery import SessionDir, scan
 
 PI_CLIENT = "pi"
@@ -46,10 +47,6 @@ def root_paths(uris: list[str]) -> list[str]:
         if path and path not in out:
             out.append(path)
     return out
-
-
-def fallback_roots(cwd: str | None = None) -> list[str]:
-    return [default_root(cwd)]
 
 
 @dataclass(frozen=True, slots=True)

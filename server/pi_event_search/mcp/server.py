@@ -31,7 +31,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from pi_event_search import __version__
-from pi_event_search.core.authz import MissingCutoff, Scope
+from pi_event_search.core.authz import NO_ROOT, MissingCutoff, Scope, fallback_roots
 from pi_event_search.core.errors import EngineError, InvalidRef, NotFound
 from pi_event_search.core.locations import extractors_file
 from pi_event_search.lsp.params import BadParams
@@ -47,6 +47,9 @@ T = TypeVar("T")
 OPEN_WAIT = 30.0  # seconds a call waits for the index to open (another process creating it)
 FIRST_PASS_WAIT = 20.0  # seconds a call waits for this server's first index pass; then as is
 LEASE_POLL = 2.0  # seconds between a reader's attempts to take the writer lease
+# Seconds a client that declares roots has to list them. Unanswered, it counts as no roots until
+# the client says its roots changed (then it is asked again), not a wait at every call.
+ROOTS_WAIT = 2.0
 
 INSTRUCTIONS = (
     "Search and read the recorded history of earlier Pi coding-agent sessions of this project: "
@@ -78,7 +81,9 @@ class McpApp:
         self.settled = asyncio.Event()  # this server's first pass is done (or it waited for one)
         self.stop = asyncio.Event()
         self.declared: list[str] | None = None  # the client's roots as last listed
+        self.fallback: list[str] | None = None  # without them: authz.fallback_roots(cwd)
         self.roots_stale = True
+        self.roots_asked = asyncio.Lock()  # concurrent calls wait for the one roots/list
         self.started_ns = time.time_ns()
         self.reads = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-read")
         self.background: asyncio.Task[None] | None = None
@@ -150,20 +155,31 @@ class McpApp:
 
     # -- who is asking -----------------------------------------------------------------------
     async def roots(self, ctx: ServerRequestContext[Any]) -> list[str]:
+        """`--root`, else the client's roots, else the fallback (authz.fallback_roots: none when
+        the working directory is `/`, a home directory or above one)."""
         if self.fixed_roots:
             return self.fixed_roots
         caps = ctx.session.client_capabilities
-        if caps is not None and caps.roots is not None and self.roots_stale:
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", MCPDeprecationWarning)
-                    listed = await asyncio.wait_for(ctx.session.list_roots(), 10)
-                self.declared = caller.root_paths([str(r.uri) for r in listed.roots])
-                self.roots_stale = False
-            except Exception as exc:  # noqa: BLE001 - a client that fails roots/list: the cwd
-                log.warning("pi-event-search: roots/list failed (%s); using %s", exc, self.cwd)
-                self.declared = None
-        return self.declared or caller.fallback_roots(self.cwd)
+        if caps is not None and caps.roots is not None:
+            async with self.roots_asked:
+                if self.roots_stale:
+                    self.roots_stale = False  # asked once: a failure counts until a change
+                    await self._list_roots(ctx)
+        if self.declared:
+            return self.declared
+        if self.fallback is None:  # once: it runs git
+            self.fallback = fallback_roots(self.cwd)
+        return self.fallback
+
+    async def _list_roots(self, ctx: ServerRequestContext[Any]) -> None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                listed = await asyncio.wait_for(ctx.session.list_roots(), ROOTS_WAIT)
+            self.declared = caller.root_paths([str(r.uri) for r in listed.roots])
+        except Exception as exc:  # noqa: BLE001 - a client that fails roots/list: no roots
+            log.warning("pi-event-search: roots/list failed (%s): as if no roots", exc)
+            self.declared = None
 
     @staticmethod
     def is_pi(ctx: ServerRequestContext[Any]) -> bool:
@@ -183,8 +199,14 @@ class McpApp:
         if name not in tools.BY_NAME:
             raise ToolError(f"Unknown tool {name!r}: this server has "
                             f"{', '.join(tools.BY_NAME)}.")
-        engine = await self.ready_engine()
         roots = await self.roots(ctx)
+        if not roots:
+            raise ToolError("pi-event-search answers nothing: " + NO_ROOT.format(
+                where=f"its working directory ({self.cwd})",
+                how="start the server with `--root DIR` (`pi-event-search mcp --root DIR`), or "
+                    "from a client that declares its roots (MCP roots), or in the project's "
+                    "directory") + " Retrying will not help: tell the user.")
+        engine = await self.ready_engine()
         root = ", ".join(roots)
         cur = await self.current(ctx, engine, roots, name, args)
         wire = cur.wire() if cur else None

@@ -35,7 +35,8 @@ class TargetFile:
     def holds(self, raw: Any, cwd: str | None) -> bool:
         """Whether a tool's path argument, resolved as Pi resolves it, names this file (both
         masked: the index holds paths masked)."""
-        return secrets.scrub(resolve_path(raw, cwd or "")) in self.spellings
+        resolved = resolve_path(raw, cwd or "")
+        return resolved is not None and secrets.scrub(resolved) in self.spellings
 
     def sql(self, column: str) -> tuple[str, list[Any]]:
         return f"{column} IN ({','.join('?' * len(self.spellings))})", list(self.spellings)
