@@ -15,5 +15,10 @@ class NotFound(EngineError):
         super().__init__(f"Event not found: {what}")
 
 
+class SourceUnreadable(EngineError):
+    """An event is indexed, but its session file cannot be read now (permissions): not the
+    "search again" of an event whose file changed."""
+
+
 class InvalidRef(EngineError):
     pass

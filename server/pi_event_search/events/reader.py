@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from pi_event_search.core.authz import Scope
-from pi_event_search.core.errors import InvalidRef, NotFound
+from pi_event_search.core.errors import InvalidRef, NotFound, SourceUnreadable
 from pi_event_search.core.eventref import Ref, format_ref
 from pi_event_search.core.wire import Fragment, Omitted, ReadEvent, ReadResult
 from pi_event_search.events.neighbours import Row, Tree, neighbours
@@ -62,6 +62,10 @@ def read_event(conn: sqlite3.Connection, refresh_file: Callable[[str], object], 
         raise NotFound(str(target))
     row, entry = found
     if entry is None:
+        why = jsonl.unreadable(row["path"])
+        if why is not None:
+            raise SourceUnreadable(f"cannot read {row['path']} ({why}): {target} is indexed, "
+                                   "but its session file cannot be read by this server")
         raise NotFound(f"{target} (no longer in its source file {row['path']}; search again)")
     event = project(entry, row["cwd"], bounded=False, reveal=reveal_secrets,
                     extractors=extractors)

@@ -5,6 +5,7 @@ Domain errors become JSON-RPC errors with the stable codes of docs/protocol.md.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from functools import wraps
 from typing import Any, TypeVar
@@ -15,7 +16,7 @@ from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
 from pi_event_search.core import eventref, secrets, wire
 from pi_event_search.core.authz import MissingCutoff
-from pi_event_search.core.errors import EngineError, InvalidRef, NotFound
+from pi_event_search.core.errors import EngineError, InvalidRef, NotFound, SourceUnreadable
 from pi_event_search.core.eventref import Ref
 from pi_event_search.lsp import render as lsp_render
 from pi_event_search.lsp.params import (
@@ -203,7 +204,13 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
 
     @ls.feature(t.TEXT_DOCUMENT_HOVER)
     async def hover(ls: PiEventServer, params: t.HoverParams) -> t.Hover | None:
-        found = await _read_at(ls, params.text_document.uri, params.position)
+        try:
+            found = await _read_at(ls, params.text_document.uri, params.position)
+        except SourceUnreadable as exc:  # indexed, but its file cannot be read: say so
+            at = _ref_at(ls, params.text_document.uri, params.position)
+            return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.PlainText,
+                                                    value=secrets.scrub(str(exc))),
+                           range=at[1] if at else None)
         if found is None:
             return None
         return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown,
@@ -212,8 +219,10 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
 
     @ls.feature(t.TEXT_DOCUMENT_DEFINITION)
     async def definition(ls: PiEventServer, params: t.DefinitionParams) -> t.Location | None:
-        found = await _read_at(ls, params.text_document.uri, params.position)
-        return lsp_render.location(found[0]["source"]) if found else None
+        with contextlib.suppress(SourceUnreadable):
+            found = await _read_at(ls, params.text_document.uri, params.position)
+            return lsp_render.location(found[0]["source"]) if found else None
+        return None
 
     @ls.feature(t.TEXT_DOCUMENT_DOCUMENT_LINK)
     async def document_link(ls: PiEventServer, params: t.DocumentLinkParams
@@ -275,12 +284,15 @@ async def _read_at(ls: PiEventServer, uri: str, pos: t.Position
 
 
 async def _quiet_read(ls: PiEventServer, ref: Ref) -> wire.ReadResult | None:
-    """A bounded read for hovers and jumps; missing or invisible events simply give nothing."""
+    """A bounded read for hovers and jumps; missing or invisible events simply give nothing (an
+    unreadable source file raises SourceUnreadable, for the hover to say)."""
     if ls.engine is None:
         return None
     try:
         return secrets.clean(await ls.run_blocking(
             ls.engine.read, ref, ls.scope(), length=lsp_render.HOVER_CHARS, before=0, after=0,
             reveal_secrets=ls.settings.reveal_secrets), reveal=ls.settings.reveal_secrets)
+    except SourceUnreadable:
+        raise
     except EngineError:
         return None

@@ -240,6 +240,18 @@ def read_entry(path: str, offset: int, sub: int, lhash: bytes) -> dict[str, Any]
     return objects[sub] if sub < len(objects) else None
 
 
+def unreadable(path: str) -> str | None:
+    """Why the file at `path` cannot be read, when it exists and permissions are why (None: it
+    reads, or it is gone)."""
+    try:
+        with open(path, "rb"):
+            return None
+    except PermissionError:
+        return "permission denied"
+    except OSError:
+        return None
+
+
 def line_start(fh: BinaryIO, offset: int) -> int:
     """Offset just after the newline that precedes `offset` (0 when none)."""
     pos = offset
