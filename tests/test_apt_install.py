@@ -40,9 +40,14 @@ def _tools(tmp_path: Path, sudo: bool) -> Path:
 
 def _run(tmp_path: Path, *, sudo: bool, user: int | None) -> subprocess.CompletedProcess[str]:
     bin_ = _tools(tmp_path, sudo)
+    # A copy the other user can reach wherever the checkout lies (issue 47: a clone under a
+    # private directory, `mktemp -d` or /root, is not theirs to enter).
+    script = bin_ / SCRIPT.name
+    shutil.copyfile(SCRIPT, script)
+    script.chmod(0o755)
     prefix = [] if user is None else ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"]
     env = {"PATH": f"{bin_}:/usr/bin:/bin", "HOME": str(tmp_path)}
-    return subprocess.run([*prefix, str(SCRIPT), "the read-only check", "strace", "lua-check"], env=env,
+    return subprocess.run([*prefix, str(script), "the read-only check", "strace", "lua-check"], env=env,
                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, timeout=60, start_new_session=True)  # no terminal to ask on
 
