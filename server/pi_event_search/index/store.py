@@ -31,7 +31,9 @@ APPLICATION_ID = 0x50494553  # "PIES"
 # Basic credentials, known shapes after any trigger): an index of 13 holds values they now mask.
 # 15: sessions say which agent wrote them (`source`: Oh My Pi's files read past their title record,
 # their entry types projected, their states as Oh My Pi replays them): an index of 14 has none.
-SCHEMA_VERSION = 15
+# 16: `cwd_canon` is a path key by the platform's rules (core/paths.py): a Windows cwd has one
+# (an index of 15 left it empty), a macOS one is case-folded, and the place tokens follow.
+SCHEMA_VERSION = 16
 
 # The full-text table; a bulk load builds a copy of it in a side database (ftsload.py).
 FTS_TABLE = ("CREATE VIRTUAL TABLE {name} USING fts5(text, meta, parts, content='',\n"
