@@ -1,10 +1,10 @@
 """Authorization: which sessions a caller may see, as a SQL predicate joined into every query.
 
 A session is visible when its recorded cwd, in key form (core/paths.py, by the platform's rules),
-equals a root or lies under it on a path-component boundary. Relative, empty or missing cwds are never visible. Discovery (where a file
-was found) never grants anything; it only takes away: a process answers only from session files in
-the directories it is itself configured with (`found_in`), since the index is shared with processes
-that read other directories.
+equals a root or lies under it on a path-component boundary. Relative, empty or missing cwds are
+never visible. Discovery (where a file was found) never grants anything; it only takes away: a
+process answers only from session files in the directories it is itself configured with
+(`found_in`), since the index is shared with processes that read other directories.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ runs); a POSIX path's case rule comes from the host, which callers (tests) may n
 
 from __future__ import annotations
 
+import contextlib
 import ntpath
 import os
 import posixpath
@@ -70,10 +71,8 @@ def _fold(text: str) -> str:
 
 def _windows_key(path: str, host: Flavor) -> str | None:
     if host == "windows" and os.name == "nt":
-        try:
+        with contextlib.suppress(OSError, ValueError):
             path = ntpath.realpath(path)
-        except (OSError, ValueError):
-            pass
     p = path.replace("\\", "/")
     if p.startswith(("//?/", "//./")):
         rest = p[4:]
@@ -97,12 +96,7 @@ def _windows_key(path: str, host: Flavor) -> str | None:
                 parts.pop()
         else:
             parts.append(part)
-    joined = "/".join(parts)
-    if anchor.startswith("//"):
-        joined = anchor + ("/" + joined if joined else "")
-    else:
-        joined = anchor + joined
-    return _fold(joined)
+    return _fold(join(anchor, parts))
 
 
 def _posix_key(path: str, host: Flavor, resolve: bool) -> str:
