@@ -7,8 +7,8 @@
  * (README, Who can see what). A bad value is named in `warnings` and replaced by its default;
  * nothing here throws.
  */
-import { readFileSync, realpathSync } from "node:fs";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { readFileSync, readlinkSync, realpathSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { authorizationRoot } from "./caller.ts";
 
 export interface Settings {
@@ -123,11 +123,21 @@ export function trustOf(ctx: object): boolean | undefined {
 	return typeof ask === "function" ? Boolean((ask as () => unknown).call(ctx)) : undefined;
 }
 
-function canonical(path: string): string {
+/** Links resolved as far as the path exists, as the server resolves them (Python's realpath): a
+ * missing name below a link to `/` is below `/`, a link to a missing folder names that folder. */
+function canonical(path: string, hops = 0): string {
+	const full = resolve(path);
 	try {
-		return realpathSync(path);
+		return realpathSync(full);
 	} catch {
-		return resolve(path);
+		const parent = dirname(full);
+		if (parent === full) return full;
+		const base = join(canonical(parent, hops), basename(full));
+		try {
+			return hops < 40 ? canonical(resolve(dirname(base), readlinkSync(base)), hops + 1) : base;
+		} catch {
+			return base; // not a link: a name that does not exist yet
+		}
 	}
 }
 
@@ -135,6 +145,13 @@ function canonical(path: string): string {
 function inside(path: string, root: string): boolean {
 	const rel = relative(root, path);
 	return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel));
+}
+
+/** `path` lies inside `root` once both are resolved on this machine (links, `..`): the server's
+ * rule (core/paths.py), checked here too because this client narrows a project's roots before
+ * they reach the server; tests/data/inside-vectors.json's cases for this platform hold for it. */
+export function resolvedInside(path: string, root: string): boolean {
+	return inside(canonical(path), canonical(root));
 }
 
 /**

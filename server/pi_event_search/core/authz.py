@@ -1,10 +1,10 @@
 """Authorization: which sessions a caller may see, as a SQL predicate joined into every query.
 
-A session is visible when its recorded cwd, canonicalised, equals a root or lies under it on a
-path-component boundary. Relative, empty or missing cwds are never visible. Discovery (where a file
-was found) never grants anything; it only takes away: a process answers only from session files in
-the directories it is itself configured with (`found_in`), since the index is shared with processes
-that read other directories.
+A session is visible when its recorded cwd, in key form (core/paths.py, by the platform's rules),
+equals a root or lies under it on a path-component boundary. Relative, empty or missing cwds are
+never visible. Discovery (where a file was found) never grants anything; it only takes away: a
+process answers only from session files in the directories it is itself configured with
+(`found_in`), since the index is shared with processes that read other directories.
 """
 
 from __future__ import annotations
@@ -18,23 +18,16 @@ import sqlite3
 import subprocess
 from dataclasses import dataclass
 
+from pi_event_search.core import paths
+
 
 def canonical(path: str | None) -> str | None:
-    """Absolute, symlink-resolved, normalised path; None for anything relative or empty."""
-    if not isinstance(path, str) or not path.startswith("/") or "\x00" in path:
-        return None
-    try:
-        return os.path.realpath(path)
-    except (OSError, ValueError):
-        return os.path.normpath(path)
+    """The comparison key of an absolute path (core/paths.py); None for anything relative or
+    empty. What the index stores as a session's `cwd_canon` and what roots are held as."""
+    return paths.key(path)
 
 
-def under_sql(column: str, path: str) -> tuple[str, list[object]]:
-    """SQL: `column` holds `path` itself or a path below it, on a path-component boundary
-    (/a/b is under /a, /ab is not). The one spelling of that rule, for roots and filters alike."""
-    root = path.rstrip("/") or "/"
-    prefix = root if root.endswith("/") else root + "/"
-    return f"({column} = ? OR substr({column}, 1, ?) = ?)", [root, len(prefix), prefix]
+under_sql = paths.under_sql
 
 
 def place_token(path: str) -> str:
@@ -50,16 +43,15 @@ def place_token(path: str) -> str:
 MIN_PLACE_DEPTH = 3
 
 
-def _depth(path: str) -> int:
-    return len(path.strip("/").split("/")) if path.strip("/") else 0
+def _depth(path_key: str) -> int:
+    """Names below the anchor (`/`, `c:/`, `//server/share`)."""
+    return len(paths.components(path_key)[1])
 
 
 def place_tokens(cwd_canon: str | None) -> str:
     if not cwd_canon or _depth(cwd_canon) < MIN_PLACE_DEPTH:
         return ""
-    parts = cwd_canon.strip("/").split("/")
-    return " ".join(place_token("/" + "/".join(parts[:i]))
-                    for i in range(MIN_PLACE_DEPTH, len(parts) + 1))
+    return " ".join(place_token(a) for a in paths.ancestors(cwd_canon)[MIN_PLACE_DEPTH:])
 
 
 def with_places(meta: str, places: str) -> str:
@@ -92,9 +84,7 @@ def too_wide(root: str) -> bool:
     homes = {os.path.expanduser("~")}
     with contextlib.suppress(OSError):  # no passwd database: the own home still counts
         homes.update(p.pw_dir for p in pwd.getpwall())
-    above = root.rstrip("/") + "/"
-    return any(h == root or h.startswith(above)
-               for h in (canonical(home) for home in homes) if h)
+    return any(paths.inside(h, root) for h in (canonical(home) for home in homes) if h)
 
 
 def fallback_roots(cwd: str | None = None) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
+from pi_event_search.core import paths
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.eventref import format_ref
 from pi_event_search.core.wire import EventAt
@@ -40,6 +41,7 @@ def _session_at(conn: sqlite3.Connection, path: str, scope: Scope) -> sqlite3.Ro
     """The visible session (session_id, indexed path) stored at `path`, which may name the file
     through another link than the one the index found it by."""
     real = os.path.realpath(path)
+    same = paths.key(path)
     where, params = scope.session_sql("s")
     exact: sqlite3.Row | None = conn.execute(
         f"SELECT s.session_id, s.path FROM sessions s WHERE s.path IN (?, ?) AND {where} LIMIT 1",
@@ -52,7 +54,7 @@ def _session_at(conn: sqlite3.Connection, path: str, scope: Scope) -> sqlite3.Ro
     for candidate in conn.execute(
             f"SELECT s.session_id, s.path FROM sessions s WHERE substr(s.path, -?) = ? AND {where}",
             [len(name), name, *params]):
-        if os.path.realpath(candidate["path"]) == real:
+        if paths.key(candidate["path"]) == same:
             return candidate
     return None
 

@@ -32,7 +32,8 @@ APPLICATION_ID = 0x50494553  # "PIES"
 # 15: sessions say which agent wrote them (`source`: Oh My Pi's files read past their title record,
 # their entry types projected, their states as Oh My Pi replays them): an index of 14 has none.
 # 16: masking of issue 47 (`://:pass@`, `_PASS=`, `SECRET_KEY_BASE=`, escaped JSON, unpadded Basic)
-# and of file paths and tool names in their tables: an index of 15 holds those values.
+# and of file paths and tool names in their tables; `cwd_canon` a path key by the platform's rules
+# (core/paths.py: a Windows cwd has one, a macOS one is case-folded, the place tokens follow).
 SCHEMA_VERSION = 16
 
 # The full-text table; a bulk load builds a copy of it in a side database (ftsload.py).

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote, urlparse
 
+from pi_event_search.core import paths
 from pi_event_search.core.errors import EngineError
 from pi_event_search.core.eventref import Ref
 from pi_event_search.core.timestamps import parse_time
@@ -222,11 +222,9 @@ def event_at_params(params: Any) -> EventAtParams:
 
 
 def file_path(uri: str) -> str | None:
-    """The local path a file:// URI names; None for another scheme or another host."""
-    parsed = urlparse(uri)
-    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
-        return None
-    return unquote(parsed.path)
+    """The path a file:// URI names (a drive or UNC path for a Windows one: core/paths.py);
+    None for another scheme."""
+    return paths.uri_path(uri)
 
 
 def reindex_paths(params: Any) -> set[str] | None:

@@ -23,7 +23,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from pi_event_search import __version__
-from pi_event_search.core import wire
+from pi_event_search.core import paths, wire
 from pi_event_search.core.authz import NO_ROOT, Scope, fallback_roots
 from pi_event_search.core.errors import EngineError
 from pi_event_search.core.locations import default_index_path, extractors_file
@@ -127,14 +127,26 @@ class PiEventServer(LanguageServer):
         return registry
 
     def roots(self) -> list[str]:
-        if self.settings.roots:
-            return list(self.settings.roots)
+        """The person's roots, else the workspace folders; a workspace's own roots narrow them
+        (kept when inside them once resolved: a link in the workspace cannot widen them)."""
         folders = [file_path(f.uri) for f in self.workspace.folders.values()]
-        paths = [p for p in folders if p]
-        if not paths and self.workspace.root_uri and not self.folders_given:
+        found = [p for p in folders if p]
+        if not found and self.workspace.root_uri and not self.folders_given:
             root = file_path(self.workspace.root_uri)
-            paths = [root] if root else []
-        return paths
+            found = [root] if root else []
+        base = list(self.settings.roots) if self.settings.roots else found
+        project = self.settings.project_roots
+        if not project:
+            return base
+        within = [k for k in (paths.key(b) for b in base) if k]
+        kept = [p for p in project
+                if (k := paths.key(p)) is not None and any(paths.inside(k, w) for w in within)]
+        for p in project:
+            if p not in kept:
+                self.warn_once(f"pi-event-search settings: projectRoots: {p} is outside "
+                               f"{', '.join(base) or 'every root'}; ignored (a workspace's roots "
+                               "only narrow)")
+        return kept or base
 
     def scope(self, current: tuple[str, str | None] | None = None) -> Scope:
         session, cutoff = current or (self.settings.current_session, self.settings.cutoff)

@@ -6,12 +6,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_event_search.core import paths
 from pi_event_search.source import extractors
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
+    # The person's own roots (absolute paths or file:// URIs, any platform's spelling).
     roots: tuple[str, ...] | None = None
+    # A workspace's roots (VS Code's workspace `piEvents.workspaceRoots`): as configured; the
+    # server keeps those inside `roots`, else inside the workspace folders, once resolved.
+    project_roots: tuple[str, ...] | None = None
     session_dirs: tuple[str, ...] = ()
     # The directory the Pi extension's own Pi writes its session to (its `getSessionDir()`:
     # `--session-dir`, the environment, a `sessionDir` setting); read flat.
@@ -34,8 +39,8 @@ def _paths(value: Any, key: str, warn: list[str], *, absolute: bool) -> tuple[st
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         warn.append(f"{key}: expected a list of paths; ignored")
         return None
-    if absolute and not all(v.startswith("/") for v in value):
-        warn.append(f"{key}: every root must be an absolute path; ignored")
+    if absolute and not all(paths.key(v, resolve=False) for v in value):
+        warn.append(f"{key}: every root must be an absolute path or a file:// URI; ignored")
         return None
     return tuple(value)
 
@@ -54,6 +59,9 @@ def parse(options: Any, base: Settings | None = None) -> Settings:
     roots = _paths(options.get("roots"), "roots", warn, absolute=True)
     if "roots" in options:
         values["roots"] = roots if roots else None
+    if "projectRoots" in options:
+        project = _paths(options.get("projectRoots"), "projectRoots", warn, absolute=True)
+        values["project_roots"] = project if project else None
     dirs = _paths(options.get("sessionDirs"), "sessionDirs", warn, absolute=False)
     if dirs is not None:
         values["session_dirs"] = dirs
@@ -96,7 +104,8 @@ def parse(options: Any, base: Settings | None = None) -> Settings:
 
 
 def _fields(s: Settings) -> dict[str, Any]:
-    return {"roots": s.roots, "session_dirs": s.session_dirs, "pi_session_dir": s.pi_session_dir,
+    return {"roots": s.roots, "project_roots": s.project_roots, "session_dirs": s.session_dirs,
+            "pi_session_dir": s.pi_session_dir,
             "index_path": s.index_path,
             "current_session": s.current_session, "cutoff": s.cutoff, "watch": s.watch,
             "reveal_secrets": s.reveal_secrets, "extractors": s.extractors}

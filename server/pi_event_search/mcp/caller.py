@@ -23,9 +23,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
-from pi_event_search.core.authz import canonical
+from pi_event_search.core import paths
 from pi_event_search.source.discovery import SessionDir, scan
 
 PI_CLIENT = "pi"
@@ -40,10 +39,9 @@ def root_paths(uris: list[str]) -> list[str]:
     """The local directories among a client's roots (file:// URIs), canonical."""
     out: list[str] = []
     for uri in uris:
-        parsed = urlparse(uri)
-        if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        if not uri.lower().startswith("file:"):
             continue
-        path = canonical(unquote(parsed.path))
+        path = paths.key(uri)
         if path and path not in out:
             out.append(path)
     return out
@@ -119,8 +117,8 @@ def _last_id(entries: list[dict[str, Any]]) -> str | None:
 
 
 def _under(path: str | None, roots: list[str]) -> bool:
-    c = canonical(path)
-    return c is not None and any(c == r or c.startswith(r.rstrip("/") + "/") for r in roots)
+    c = paths.key(path)
+    return c is not None and any(paths.inside(c, r) for r in roots)
 
 
 def current_session(dirs: list[SessionDir], roots: list[str], started_ns: int, tool: str,

@@ -5,7 +5,7 @@ resolve against the caller's roots, as Pi's tools resolve them against the sessi
 surrounding blanks and a leading `@` is dropped, and `.`/`..` segments are normalised, never stripped
 as characters.
 
-Paths are compared canonically. The index stores a tool's path as Pi resolved it, against the
+Paths are compared canonically (core/paths.py). The index stores a tool's path as Pi resolved it, against the
 cwd the session *recorded*; when that cwd reaches the project through a symlink, the stored
 spelling differs from the canonical one, so the canonical path is spelled once more under each
 such recorded cwd. Another checkout of the same repository has another canonical path and never
@@ -20,8 +20,8 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from pi_event_search.core import secrets
-from pi_event_search.core.authz import canonical, under_sql
+from pi_event_search.core import paths, secrets
+from pi_event_search.core.authz import under_sql
 from pi_event_search.source.pitools import resolve_path
 
 
@@ -78,19 +78,21 @@ def target_file(conn: sqlite3.Connection, path: str,
     if not found:
         return None
     chosen = next((p for p in found if os.path.lexists(p)), found[0])
-    canon = canonical(chosen)
-    if canon is None:
+    canon_key = paths.key(chosen)
+    if canon_key is None:
         return None
+    canon = os.path.realpath(chosen)
     spellings = dict.fromkeys([canon, chosen])
-    parts = canon.strip("/").split("/")
-    ancestors = ["/" + "/".join(parts[:i]) for i in range(len(parts) + 1)]
+    names = [n for n in canon.split("/") if n]
+    ancestors = paths.ancestors(canon_key)
     for row in conn.execute(
             "SELECT DISTINCT cwd, cwd_canon FROM sessions WHERE cwd_canon IN "
             f"({','.join('?' * len(ancestors))}) AND cwd != cwd_canon", ancestors):
         cwd = row["cwd"]
         if isinstance(cwd, str) and cwd.startswith("/"):
-            rest = canon[len(row["cwd_canon"]):].lstrip("/")
-            spellings[posixpath.normpath(posixpath.join(cwd, rest))] = None
+            # The file's names below that folder (keys may fold case; the names keep it).
+            rest = names[len(paths.components(row["cwd_canon"])[1]):]
+            spellings[posixpath.normpath(posixpath.join(cwd, *rest))] = None
     # The index holds paths masked (a credential in a file name is a value too): a path asked
     # about is masked the same way, so the answer is one for any value of a credential's shape,
     # never an oracle of which one was recorded.

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from pi_event_search.core import cursors, secrets
-from pi_event_search.core.authz import Scope, under_sql
+from pi_event_search.core.authz import Scope, canonical, under_sql
 from pi_event_search.core.cursors import StaleCursor as StaleCursor  # its home; imported from here too
 from pi_event_search.core.eventref import format_ref
 from pi_event_search.core.filters import Filters as Filters  # its home; imported from here too
@@ -61,7 +61,7 @@ def session_filters(f: Filters, scope: Scope) -> tuple[list[str], list[Any]]:
         where.append("s.session_id = ?")
         params.append(f.session_id)
     if f.cwd:
-        sql, values = under_sql("s.cwd_canon", f.cwd)
+        sql, values = under_sql("s.cwd_canon", canonical(f.cwd) or f.cwd)
         where.append(sql)
         params += values
     return where, params

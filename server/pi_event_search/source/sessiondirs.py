@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pi_event_search.core import paths
 from pi_event_search.source.discovery import SessionDir, merged, omp_dirs, real
 
 SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
@@ -85,7 +86,7 @@ def configured(*, flag: str | None = None, pi_session_dir: str | None = None,
     def flat(path: str | None, origin: str) -> None:
         if path:
             found = real(os.path.join(here, os.path.expanduser(path)))
-            if found == default or found.startswith(default + os.sep):
+            if paths.contains(default, found):
                 return  # the default directory (or a project folder of it): read already
             dirs.append(SessionDir(found, True, "flat", origin))
 

@@ -7,7 +7,7 @@ export interface RawSettings {
   serverCommand?: unknown;
   /** The user's roots (user settings). */
   workspaceRoots?: unknown;
-  /** A workspace's or folder's roots: they only narrow (insideAll). */
+  /** A workspace's or folder's roots: they only narrow (the server decides). */
   projectRoots?: unknown;
   sessionDirs?: unknown;
   indexPath?: unknown;
@@ -18,6 +18,9 @@ export interface RawSettings {
 
 export interface InitializationOptions {
   roots?: string[];
+  /** A workspace's roots, as configured: the server keeps those inside `roots` (else inside the
+   * workspace folders) once symlinks are resolved. */
+  projectRoots?: string[];
   sessionDirs?: string[];
   indexPath?: string;
   watch?: boolean;
@@ -72,34 +75,16 @@ export function expandPath(input: string, ctx: PathContext): string {
   return p;
 }
 
-/** `/a/./b/../c` as `/a/c` (POSIX paths; others are kept as they are). */
-function normalized(p: string): string {
-  if (!p.startsWith('/')) return p;
-  const out: string[] = [];
-  for (const part of p.split('/')) {
-    if (part === '' || part === '.') continue;
-    if (part === '..') out.pop();
-    else out.push(part);
-  }
-  return `/${out.join('/')}`;
-}
-
-function inside(path: string, root: string): boolean {
-  const r = normalized(root).replace(/\/+$/, '');
-  return path === r || path.startsWith(`${r}/`) || r === '';
-}
-
 /** Maps the settings to `initializationOptions`; omits what is unset so the server uses its defaults. */
 export function toInitializationOptions(raw: RawSettings, ctx: PathContext): InitializationOptions {
   const opts: InitializationOptions = {};
-  const user = strings(raw.workspaceRoots).map((p) => normalized(expandPath(p, ctx)));
-  // A workspace's roots narrow what would be visible without them: folders inside the user's
-  // roots, else inside the workspace folders. Wider ones are dropped (README, Who can see what).
-  const within = user.length ? user : ctx.folders;
-  const project = strings(raw.projectRoots).map((p) => normalized(expandPath(p, ctx)))
-    .filter((p) => within.some((w) => inside(p, w)));
-  const roots = project.length ? project : user;
-  if (roots.length) opts.roots = roots;
+  // Sent as configured (expanded only): the server resolves links and `..` and keeps a
+  // workspace's roots only inside the user's, else inside the workspace folders (docs/security.md).
+  // Narrowing here by text let a link in the workspace widen them.
+  const user = strings(raw.workspaceRoots).map((p) => expandPath(p, ctx));
+  if (user.length) opts.roots = user;
+  const project = strings(raw.projectRoots).map((p) => expandPath(p, ctx));
+  if (project.length) opts.projectRoots = project;
   const dirs = strings(raw.sessionDirs).map((p) => expandPath(p, ctx));
   if (dirs.length) opts.sessionDirs = dirs;
   if (typeof raw.indexPath === 'string' && raw.indexPath.trim()) opts.indexPath = expandPath(raw.indexPath, ctx);
