@@ -6,7 +6,8 @@ never corrected.
 The candidates are generated from the word (about 54 * its length of them) and looked up in the
 FTS5 vocabulary by equality, which seeks each one instead of walking the vocabulary. A word longer
 than MAX_CHARS letters is never corrected: its candidates would number 54 per letter, each as long
-as the word (a 2,000-letter word: 108,000 candidates, 530 MB), and no word that long is a typo.
+as the word (a 2,000-letter word: 108,000 candidates, 530 MB), and a word that long is far more
+often a hash or pasted text than a typo.
 
 What the caller may see is where it may search: every visible session, and its own session before
 the cutoff even when this search leaves that session out (core/authz.py `Scope.searchable_sql`).
