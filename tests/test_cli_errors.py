@@ -4,6 +4,7 @@ usage), never a traceback: a full disk, a busy index, bad input. Real processes,
 
 from __future__ import annotations
 
+import json
 import random
 import resource
 import sqlite3
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import sessioncorpus
+from builder import SessionBuilder
 
 SERVER = str(Path(__file__).parents[1] / "server")
 
@@ -99,3 +101,27 @@ def test_bad_input_is_one_line(corpus_home, tmp_path):
         if out.returncode != code:
             pytest.fail(f"{args}: exit {out.returncode}, {out.stderr[-500:]}")
         one_line(out, code)
+
+
+def test_a_query_past_64_terms_is_one_line(pi_home, tmp_path):
+    """Issue 46: 65 words or quoted phrases are refused as too long, 64 searched; the review's
+    own-session case from the command line: a word only the caller's session holds before its
+    cutoff is found as typed, not corrected to another session's word."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    SessionBuilder(pi_home.sessions, str(proj)).user("the reconnect handler")
+    sb = SessionBuilder(pi_home.sessions, str(proj))
+    mine = sb.user("the reconnectz flag")
+    cutoff = sb.assistant("searching now")
+    root = ["--root", str(proj)]
+    many = [f"zx{chr(97 + i // 26)}{chr(97 + i % 26)}ozoid" for i in range(65)]
+    assert run(pi_home, "search", " ".join(many[:64]), *root).returncode == 0
+    for query, said in ((" ".join(many), "65 words or quoted phrases (at most 64)"),
+                        ("x" * 5000, "5000 characters (at most 4096)")):
+        assert one_line(run(pi_home, "search", query, *root)) == \
+            f"pi-event-search: query too long: {said}"
+    out = run(pi_home, "search", "reconnectz", "--json", *root, "--current-session",
+              sb.session_id, "--cutoff", cutoff, "--session", sb.session_id)
+    assert out.returncode == 0, out.stderr[-2000:]
+    page = json.loads(out.stdout)
+    assert page["didYouMean"] is None and [h["entryId"] for h in page["hits"]] == [mine]

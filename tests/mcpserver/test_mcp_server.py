@@ -214,6 +214,8 @@ async def test_bad_arguments_are_clear_tool_errors(pi_home, tmp_path):
             ("event_search", {"query": "x", "until": 5}, "until must be a string"),
             ("event_search", {"query": 5}, "query must be a string"),
             ("event_search", {"query": "x" * 5000}, "Query too long"),
+            ("event_search", {"query": " ".join(["word"] * 65)},
+             "Query too long: 65 words or quoted phrases (at most 64)"),
             ("event_search", {"query": "x", "groupBy": "day"}, "groupBy"),
             ("event_search", {"query": "x", "exact": "yes"}, "exact must be true or false"),
             ("event_search", {"query": "x", "kinds": ["nonsense"]}, "kinds must be a list of"),

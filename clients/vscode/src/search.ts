@@ -381,6 +381,7 @@ function toItem(row: Row): Item {
 
 function errorText(err: unknown): string {
   const e = err as { code?: number; message?: string };
-  if (e?.code === ERRORS.queryTooLong) return 'Query too long';
+  // The server's message says which limit: characters, or words and quoted phrases.
+  if (e?.code === ERRORS.queryTooLong) return e.message ? String(e.message) : 'Query too long';
   return e?.message ? String(e.message) : String(err);
 }

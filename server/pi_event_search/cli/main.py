@@ -162,7 +162,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         _error(str(exc))
         return 2
-    except (NotFound, StaleCursor, QueryTooLong, EngineError) as exc:
+    except QueryTooLong as exc:  # as the language server and MCP tools say it
+        _error(f"query too long: {exc}")
+        return 1
+    except (NotFound, StaleCursor, EngineError) as exc:
         _error(_hinted(str(exc)))
         return 1
     except KeyboardInterrupt:

@@ -98,6 +98,13 @@ NO_ROOT = ("no root: {where} is `/`, a home directory or a folder above one, whe
            "session would show. Give one: {how}.")
 
 
+def _before_cutoff(s: str, e: str) -> str:
+    """SQL: the event was appended strictly before the entry the parameter names in its session.
+    When the cutoff is not indexed yet, nothing after it is either (append order is preserved)."""
+    return (f"{e}.seq < coalesce((SELECT c.seq FROM events c WHERE c.sid = {s}.sid "
+            "AND c.entry_id = ?), 1 << 62)")
+
+
 class MissingCutoff(ValueError):
     """A caller named its own session without the cutoff entry."""
 
@@ -173,13 +180,22 @@ class Scope:
             return sql, params
         if target_session != self.current_session:
             return f"{sql} AND {s}.session_id != ?", [*params, self.current_session]
-        # Targeted explicitly: only events appended strictly before the cutoff entry. When the
-        # cutoff is not indexed yet, nothing after it is either (append order is preserved).
-        cut = (f" AND {e}.seq < coalesce((SELECT c.seq FROM events c WHERE c.sid = {s}.sid "
-               "AND c.entry_id = ?), 1 << 62)")
+        # Targeted explicitly: only events appended strictly before the cutoff entry.
         if not self.cutoff:  # never from Scope.of; a hand-built Scope shows none of the session
             return f"{sql} AND 0", params
-        return sql + cut, [*params, self.cutoff]
+        return f"{sql} AND {_before_cutoff(s, e)}", [*params, self.cutoff]
+
+    def searchable_sql(self, s: str = "s", e: str = "e") -> tuple[str, list[object]]:
+        """Predicate on an events row joined to its session: one some search of this caller
+        may find, whatever session it names: every visible session's events, and its own
+        session's before the cutoff (a search that leaves that session out can still name it)."""
+        sql, params = self.session_sql(s)
+        if self.current_session is None:
+            return sql, params
+        if not self.cutoff:
+            return f"{sql} AND {s}.session_id != ?", [*params, self.current_session]
+        return (f"{sql} AND ({s}.session_id != ? OR {_before_cutoff(s, e)})",
+                [*params, self.current_session, self.cutoff])
 
     def session_name(self, conn: sqlite3.Connection, session_id: str, name: str | None
                      ) -> str | None:

@@ -23,27 +23,41 @@ STOP = frozenset((
 
 
 def _consonant(w: str, i: int) -> bool:
+    """Porter's consonant: not a vowel, and y only at the start or after a vowel. A run of y's
+    alternates from its first, so the walk back is one loop (recursing a letter at a time
+    overflowed Python's stack on a word of 1,500 y's)."""
     c = w[i]
     if c in _VOWELS:
         return False
-    if c == "y":
-        return i == 0 or not _consonant(w, i - 1)
-    return True
+    if c != "y":
+        return True
+    first = i
+    while first > 0 and w[first - 1] == "y":
+        first -= 1
+    starts = first == 0 or w[first - 1] in _VOWELS
+    return starts == ((i - first) % 2 == 0)
+
+
+def _consonants(w: str) -> list[bool]:
+    """_consonant of every letter in one pass: the measure of a long word stays linear."""
+    out: list[bool] = []
+    for i, c in enumerate(w):
+        out.append(c not in _VOWELS and (c != "y" or i == 0 or not out[-1]))
+    return out
 
 
 def _measure(stem: str) -> int:
     """Porter's m: the number of vowel-consonant sequences in the stem."""
     m, prev_vowel = 0, False
-    for i in range(len(stem)):
-        vowel = not _consonant(stem, i)
-        if prev_vowel and not vowel:
+    for consonant in _consonants(stem):
+        if prev_vowel and consonant:
             m += 1
-        prev_vowel = vowel
+        prev_vowel = not consonant
     return m
 
 
 def _has_vowel(stem: str) -> bool:
-    return any(not _consonant(stem, i) for i in range(len(stem)))
+    return not all(_consonants(stem))
 
 
 def _double(w: str) -> bool:

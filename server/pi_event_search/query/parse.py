@@ -9,6 +9,9 @@ English word also matches its other inflections (`failing` -> fail OR fails OR f
 Quoted phrases, identifiers (camelCase, ALLCAPS, snake_case, anything with a digit), paths, file
 names and the search-as-you-type prefix stay exact in both. The search ranks the events matching
 `match` first and only then those matching `inflected` alone.
+
+A query is at most MAX_QUERY_CHARS characters and MAX_TERMS terms (words and quoted phrases, as
+typed); past either it is refused (QueryTooLong), which every surface reports as "Query too long".
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from dataclasses import dataclass
 from pi_event_search.query.inflect import forms
 
 MAX_QUERY_CHARS = 4096
+# Words and quoted phrases: more is a pasted text, not a search, and each term is a part of the
+# ranking to weigh, a word to spell-check and an FTS5 term to intersect.
+MAX_TERMS = 64
 _PIECE = re.compile(r'"([^"]*)"?|(\S+)')
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Punctuation a person types around a word in a sentence ("fails," "(retry)") without making it
@@ -97,6 +103,8 @@ def parse(query: str, *, prefix_last: bool = False) -> Parsed:
     if len(query) > MAX_QUERY_CHARS:
         raise QueryTooLong(f"{len(query)} characters (at most {MAX_QUERY_CHARS})")
     terms = _terms(query)
+    if len(terms) > MAX_TERMS:
+        raise QueryTooLong(f"{len(terms)} words or quoted phrases (at most {MAX_TERMS})")
     if not terms:
         return Parsed(None, ())
     exact = [_quote(t.text) for t in terms]

@@ -135,13 +135,13 @@ def question(conn: sqlite3.Connection, parsed: Parsed, filters: Filters, scope: 
 
 def understood(conn: sqlite3.Connection, query: str, parsed: Parsed, filters: Filters,
                scope: Scope, exact: bool) -> tuple[Parsed, DidYouMean | None]:
-    """The query as searched (its words the index holds nowhere corrected, unless `exact`, which
-    only suggests), and what was corrected."""
+    """The query as searched (its words the index holds nowhere the caller may search
+    corrected, unless `exact`, which only suggests), and what was corrected."""
     did = None
     if parsed.terms:
-        where, params = session_filters(Filters(), scope)
+        where, params = scope.searchable_sql()
         kinds, values = fragment_filters(Filters(custom_types=filters.custom_types))
-        did = corrected(conn, query, parsed, Visible([*where, *kinds], [*params, *values],
+        did = corrected(conn, query, parsed, Visible([where, *kinds], [*params, *values],
                                                      scope.fts_filter()))
     if did is not None and not exact:
         parsed = parse(did["query"], prefix_last=parsed.prefix is not None)

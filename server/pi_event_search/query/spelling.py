@@ -4,7 +4,13 @@ neighbours swapped) that a visible event holds. A word that occurs in what the c
 never corrected.
 
 The candidates are generated from the word (about 54 * its length of them) and looked up in the
-FTS5 vocabulary by equality, which seeks each one instead of walking the vocabulary.
+FTS5 vocabulary by equality, which seeks each one instead of walking the vocabulary. A word longer
+than MAX_CHARS letters is never corrected: its candidates would number 54 per letter, each as long
+as the word (a 2,000-letter word: 108,000 candidates, 530 MB), and a word that long is far more
+often a hash or pasted text than a typo.
+
+What the caller may see is where it may search: every visible session, and its own session before
+the cutoff even when this search leaves that session out (core/authz.py `Scope.searchable_sql`).
 
 Search-as-you-type (`prefixLast`) searches its last word as a prefix: that word is corrected only
 when it begins no word the caller may see (`websokcet`, not `webso`), as a whole word would be.
@@ -25,6 +31,7 @@ from pi_event_search.query.prefixes import terms as prefix_terms
 from pi_event_search.query.relax import doc_counts
 
 MIN_CHARS = 4  # shorter words are too close to too many others to correct
+MAX_CHARS = 40  # longer ones are never corrected (the candidates grow with the square of it)
 MAX_TRIED = 8  # candidates checked for visibility, the most frequent first
 PREFIX_TERMS = 32  # a prefix's terms checked for visibility before the prefix itself
 _LETTERS = string.ascii_lowercase
@@ -67,7 +74,7 @@ def suggestion(conn: sqlite3.Connection, word: str, visible: Visible) -> str | N
     """The correction of a word no fragment the caller may see holds (None: one holds it, or
     no visible word is near). Only visible words are suggested: a suggestion must not tell a
     word of a session the caller may not see."""
-    if len(word) < MIN_CHARS or not word.isascii() or not word.isalpha():
+    if not MIN_CHARS <= len(word) <= MAX_CHARS or not word.isascii() or not word.isalpha():
         return None
     if visible.holds(conn, list(forms(word))):
         return None
