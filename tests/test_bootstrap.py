@@ -74,6 +74,79 @@ def test_python_choice_says_what_is_missing(tmp_path: Path) -> None:
     assert chosen.executable == f"{fakes}/python3.13" and chosen.version == [3, 13, 0]
 
 
+def fake_launcher(bin_dir: Path, name: str, flag: str, version: list[int]) -> None:
+    """Windows' py launcher as a stand-in: it answers the probe only when given `flag` first."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    answer = json.dumps({"executable": str(bin_dir / f"python{version[0]}{version[1]}.exe"),
+                         "version": version, "venv": True})
+    (bin_dir / name).write_text(f"#!/bin/sh\n[ \"$1\" = '{flag}' ] || exit 1\necho '{answer}'\n")
+    (bin_dir / name).chmod(0o755)
+
+
+def choose_on(platform: str, fakes: Path, **kw: Any) -> Any:
+    """choose_python over the platform's own candidates, with only the stand-ins on PATH."""
+    from pi_event_search.bootstrap import candidates, choose_python
+
+    old_path = os.environ["PATH"]
+    os.environ["PATH"] = str(fakes)
+    try:
+        return choose_python(candidates(platform, **kw.pop("candidates", {})), platform, **kw)
+    finally:
+        os.environ["PATH"] = old_path
+
+
+def test_windows_takes_the_py_launcher_and_says_winget(tmp_path: Path) -> None:
+    from pi_event_search.bootstrap import Failure
+
+    fakes = tmp_path / "bin"
+    fake_python(fakes, "python", [3, 10, 11], venv=True)
+    with pytest.raises(Failure) as old:
+        choose_on("win32", fakes)
+    assert old.value.code == "python-too-old" and old.value.fix == "winget install Python.Python.3.13"
+    assert "apt" not in old.value.message and "python.org/downloads/windows" in old.value.message
+    fake_launcher(fakes, "py", "-3", [3, 12, 4])
+    chosen = choose_on("win32", fakes)
+    assert chosen.version == [3, 12, 4] and chosen.executable == str(fakes / "python312.exe")
+    (fakes / "py").unlink()
+    (fakes / "python").unlink()
+    with pytest.raises(Failure) as none:
+        choose_on("win32", fakes)
+    assert none.value.code == "no-python" and "tried py -3, python, python3" in none.value.message
+
+
+def test_macos_passes_over_the_system_python_for_a_newer_one(tmp_path: Path) -> None:
+    """The system's python3 (3.9) is first on PATH; Homebrew's, off PATH as for an editor started
+    from the Dock, is found in its own directory. With none, the message names brew, not apt."""
+    from pi_event_search.bootstrap import Failure
+
+    system, brew, path = tmp_path / "usr-bin", tmp_path / "homebrew-bin", tmp_path / "path"
+    fake_python(system, "python3", [3, 9, 6], venv=True)
+    path.mkdir()
+    (path / "python3").symlink_to(system / "python3")
+    dirs = {"macos_dirs": (str(brew),)}
+    last = (str(system / "python3"),)
+    with pytest.raises(Failure) as old:
+        choose_on("darwin", path, candidates=dirs, last=last)
+    assert old.value.code == "python-too-old" and old.value.fix == "brew install python@3.13"
+    assert f"found only 3.9.6 ({system}/python3)" in old.value.message
+    assert "/usr/bin/python3 is 3.9" in old.value.message and "apt" not in old.value.message
+    fake_python(brew, "python3", [3, 13, 1], venv=True)
+    chosen = choose_on("darwin", path, candidates=dirs, last=last)
+    assert chosen.executable == f"{brew}/python3" and chosen.version == [3, 13, 1]
+
+    # Named first (a client's --python, the script's own interpreter), the system's comes last.
+    from pi_event_search.bootstrap import candidates, choose_python
+
+    old_path = os.environ["PATH"]
+    os.environ["PATH"] = str(path)
+    try:
+        fake_python(system, "python3", [3, 11, 2], venv=True)  # a newer Xcode's, still last
+        chosen = choose_python([[str(system / "python3")], *candidates("darwin", **dirs)], "darwin", last)
+    finally:
+        os.environ["PATH"] = old_path
+    assert chosen.executable == f"{brew}/python3"
+
+
 def test_an_old_interpreter_runs_it_and_reports_too_old(tmp_path: Path) -> None:
     """Run by Python 3.8-3.10 (the syntax stays parseable there), it says so as JSON, exit 1."""
     fakes = tmp_path / "bin"

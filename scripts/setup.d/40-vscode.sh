@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # VS Code extension (clients/vscode): build, type-check and package the .vsix (with the bootstrap and
-# the linux-x64 wheelhouse it installs the server from when none is found: scripts/build-wheelhouse,
+# this machine's wheelhouse it installs the server from when none is found: scripts/package,
 # Python from $PYTHON, else the repository's .venv, else python3; dependency wheels cached in
 # $PI_EVENT_SEARCH_TOOLS/wheel-cache); install what its
 # end-to-end test needs (Debian chromium, code-server 4.100.3 = VS Code 1.100.3). Each missing

@@ -25,6 +25,7 @@ import argparse
 import hashlib
 import json
 import os
+import platform as platform_module
 import re
 import shutil
 import signal
@@ -41,7 +42,17 @@ LOCK = "install.lock"
 # A lock older than this, or whose process is gone, was left by a crash.
 STALE_LOCK_SECONDS = 20 * 60
 PIP_LIMIT_SECONDS = 15 * 60
+# Linux: the usual names on PATH.
 CANDIDATES = ("python3", "python3.13", "python3.12", "python3.11", "python")
+# Windows: the py launcher picks the newest Python 3 installed; python.exe is the installer's
+# other name (the Microsoft Store's alias of it answers nothing and is passed over).
+WINDOWS_CANDIDATES = (("py", "-3"), ("python",), ("python3",))
+# macOS: an editor started from the Dock gets a PATH without Homebrew's directory, and the only
+# python3 then is the system's 3.9 (/usr/bin/python3, a stub that offers to install Apple's tools
+# when they are absent): Homebrew's (Apple silicon, then Intel) and python.org's come first.
+MACOS_DIRS = ("/opt/homebrew/bin", "/usr/local/bin",
+              *(f"/Library/Frameworks/Python.framework/Versions/3.{minor}/bin" for minor in (13, 12, 11)))
+MACOS_SYSTEM = ("/usr/bin/python3",)
 PROBE = (
     "import sys, json, importlib.util as u; print(json.dumps({'executable': sys.executable, "
     "'version': list(sys.version_info[:3]), "
@@ -53,6 +64,14 @@ PYTHON_FIX = (
     "macOS: brew install python@3.12"
 )
 PYTHON_APT = "sudo apt install python3 python3-venv"
+# Per platform: what to say when no Python fits, and the one command that fixes it.
+PYTHON_FIXES = {
+    "darwin": ("On macOS (whose own /usr/bin/python3 is 3.9): brew install python@3.13, or the "
+               "installer from https://www.python.org/downloads/macos/", "brew install python@3.13"),
+    "win32": ("On Windows: winget install Python.Python.3.13, or the installer from "
+              "https://www.python.org/downloads/windows/ (with its py launcher)",
+              "winget install Python.Python.3.13"),
+}
 WINDOWS = sys.platform == "win32"
 
 
@@ -168,12 +187,22 @@ def with_extras(source: Source, extras: list[str]) -> Source:
     return Source(source.kind, path, source.version, f"{source.identity}+{names}")
 
 
-def probe(executable: str) -> Python | None:
-    found = shutil.which(executable)
+def candidates(platform: str = sys.platform, macos_dirs: tuple[str, ...] = MACOS_DIRS) -> list[list[str]]:
+    """The commands to try on this platform, after the ones a client names."""
+    if platform == "win32":
+        return [list(c) for c in WINDOWS_CANDIDATES]
+    if platform == "darwin":
+        versioned = [f"python3.{minor}" for minor in (13, 12, 11)]
+        return [[n] for n in versioned] + [[f"{d}/python3"] for d in macos_dirs] + [["python3"], ["python"]]
+    return [[n] for n in CANDIDATES]
+
+
+def probe(command: list[str]) -> Python | None:
+    found = shutil.which(command[0])
     if not found:
         return None
     try:
-        out = subprocess.run([found, "-c", PROBE], capture_output=True, text=True, timeout=20)
+        out = subprocess.run([found, *command[1:], "-c", PROBE], capture_output=True, text=True, timeout=20)
         p = json.loads(out.stdout.strip().splitlines()[-1])
         return Python(str(p["executable"]), [int(v) for v in p["version"]], bool(p["venv"]))
     except (OSError, ValueError, IndexError, KeyError, subprocess.SubprocessError):
@@ -188,28 +217,38 @@ def short(p: Python) -> str:
     return f"{p.version[0]}.{p.version[1]}"
 
 
-def choose_python(names: list[str]) -> Python:
-    """The first interpreter named that is 3.11+ and can make a venv; else exactly what is missing."""
-    names = list(dict.fromkeys(names))
-    found = [p for p in (probe(n) for n in names) if p]
+def choose_python(commands: list[str] | list[list[str]], platform: str = sys.platform,
+                  last: tuple[str, ...] = MACOS_SYSTEM) -> Python:
+    """The first interpreter named that is 3.11+ and can make a venv; else exactly what is missing.
+    On macOS the system's python3 (`last`) is tried after every other, wherever it was named."""
+    argvs = [[c] if isinstance(c, str) else list(c) for c in commands]
+    argvs = [list(a) for a in dict.fromkeys(tuple(a) for a in argvs)]
+    if platform == "darwin":
+        argvs.sort(key=lambda a: (shutil.which(a[0]) or a[0]) in last)
+    found = [p for p in (probe(a) for a in argvs) if p]
     # python3 and the interpreter running this are often one: name each once.
     found = list({p.executable: p for p in found}.values())
     usable = next((p for p in found if recent(p) and p.venv), None)
     if usable:
         return usable
     need = f"{REQUIRED[0]}.{REQUIRED[1]}"
+    advice, fix = PYTHON_FIXES.get(platform, (PYTHON_FIX, PYTHON_APT))
     no_venv = next((p for p in found if recent(p)), None)
     if no_venv:
+        if platform in PYTHON_FIXES:
+            raise Failure("no-venv", f"Python {short(no_venv)} ({no_venv.executable}) cannot make virtual "
+                                     f"environments: its venv/ensurepip module is missing. {advice}.", fix)
         fix = f"sudo apt install python{short(no_venv)}-venv"
         raise Failure("no-venv", f"Python {short(no_venv)} ({no_venv.executable}) cannot make virtual "
                                  f"environments: its venv/ensurepip module is missing. On Debian or Ubuntu "
                                  f"run `{fix}`.", fix)
     if not found:
+        tried = ", ".join(" ".join(a) for a in argvs)
         raise Failure("no-python", f"the server needs Python {need} or newer, and there is none (tried "
-                                   f"{', '.join(names)}). {PYTHON_FIX}.", PYTHON_APT)
+                                   f"{tried}). {advice}.", fix)
     seen = ", ".join(f"{'.'.join(map(str, p.version))} ({p.executable})" for p in found)
     raise Failure("python-too-old", f"the server needs Python {need} or newer; found only {seen}. "
-                                    f"{PYTHON_FIX}.", PYTHON_APT)
+                                    f"{advice}.", fix)
 
 
 # -- the record, the lock --------------------------------------------------------------------
@@ -329,6 +368,20 @@ def run(cmd: list[str], on_line: Any = None) -> str:
     return "\n".join(tail)
 
 
+def wheelhouse_mismatch(wheelhouse: Path, python: Python) -> str:
+    """What the packaged wheelhouse was built for (build-wheelhouse's wheelhouse.json), beside what
+    this machine is: a package for another platform says so."""
+    try:
+        built = json.loads((wheelhouse.parent / "wheelhouse.json").read_text(encoding="utf-8"))
+        where = built["target"] or ", ".join(built["platforms"])
+        made = f"built for {where} and CPython {', '.join(built['pythons'])}"
+    except (OSError, ValueError, KeyError, TypeError):
+        made = ""
+    machine = f"Python {short(python)} on {sys.platform} {platform_module.machine()}"
+    return (f"the bundled wheelhouse{' (' + made + ')' if made else ''} lacks a wheel for this Python or "
+            f"machine ({machine})")
+
+
 def install(home: Path, source: Source, python: Python, wheelhouse: Path | None) -> dict[str, Any]:
     started = time.monotonic()
     previous = read_record(home)
@@ -358,7 +411,7 @@ def install(home: Path, source: Source, python: Python, wheelhouse: Path | None)
             run([str(venv_python(venv)), "-m", "pip", "install", "--no-input", "--progress-bar", "off",
                  *offline, source.path], on_line)
         except subprocess.CalledProcessError as err:
-            hint = ("the bundled wheelhouse lacks a wheel for this Python or machine" if wheelhouse else
+            hint = (wheelhouse_mismatch(wheelhouse, python) if wheelhouse else
                     "is the Python package index reachable? pip's own settings, such as a proxy or an index "
                     "URL in pip.conf, apply")
             raise Failure("pip-failed", f"pip could not install the server ({hint}): {err.output}") from err
@@ -406,7 +459,7 @@ def ensure(home: Path, source: Source, preferred: list[str], wheelhouse: Path | 
         return
     step("python", f"looking for Python {REQUIRED[0]}.{REQUIRED[1]} or newer")
     # The interpreters asked for, this one, then the usual names.
-    python = choose_python([*preferred, sys.executable, *CANDIDATES])
+    python = choose_python([[p] for p in (*preferred, sys.executable)] + candidates())
     while not try_lock(home):
         emit("waiting", message="waiting for another install of the server to finish")
         time.sleep(0.5)

@@ -1,6 +1,7 @@
-"""The one bootstrap installs the MCP extra when asked (`--extra mcp`), from this checkout and the
-package index, into a private venv whose `pi-event-search mcp` then answers the SDK's client; an
-install without the extra is not current for a request with it, and the reverse is."""
+"""The README's first command, `./scripts/install-and-search`, on a fresh HOME installs the MCP
+extra too (the bootstrap's `--extra mcp`, from this checkout and the package index): the
+`pi-event-search` it links then answers the SDK's stdio client. An install without the extra is not
+current for a request with it, and the reverse is."""
 
 from __future__ import annotations
 
@@ -31,15 +32,25 @@ def bootstrap(*args: str) -> tuple[int, list[dict[str, Any]], str]:
     return proc.returncode, [json.loads(line) for line in proc.stdout.splitlines()], proc.stderr
 
 
-async def test_bootstrap_installs_the_mcp_extra(pi_home: PiHome, tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    code, events, log = bootstrap("--home", str(home), "--from", str(REPO), "--extra", "mcp")
-    assert code == 0, (events, log[-3000:])
-    done = events[-1]
-    assert done["event"] == "done" and done["installed"] is True
-    assert done["record"]["identity"].endswith("+mcp") and done["record"]["source"].endswith("[mcp]")
+async def test_the_first_install_serves_mcp(pi_home: PiHome, tmp_path: Path) -> None:
+    fresh = tmp_path / "fresh-home"
+    fresh.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PI_EVENT_SEARCH_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")}
+    # pip's download cache stays the user's: the HOME is fresh, the wheels need not be fetched again.
+    env.setdefault("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip"))
+    env["HOME"] = str(fresh)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    proc = subprocess.run([str(REPO / "scripts" / "install-and-search")], capture_output=True, text=True,
+                          env=env, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL)
+    home = fresh / ".local" / "share" / "pi-event-search"
+    log = (home / "install.log").read_text() if (home / "install.log").exists() else ""
+    assert proc.returncode == 0, (proc.stderr[-3000:], log[-3000:])
+    linked = fresh / ".local" / "bin" / "pi-event-search"
+    record = json.loads((home / "installed.json").read_text())
+    assert record["identity"].endswith("+mcp") and record["source"].endswith("[mcp]"), record
 
-    params = StdioServerParameters(command=done["server"], args=["mcp", "--root", str(tmp_path)],
+    params = StdioServerParameters(command=str(linked), args=["mcp", "--root", str(tmp_path)],
                                    env=pi_home.env(), cwd=str(tmp_path))
     async with Client(params, mode="legacy",
                       client_info=types.Implementation(name="t", version="1")) as client:

@@ -31,10 +31,31 @@ export function bootstrapScript(extensionDir: string): string | undefined {
 	return candidates.find((file) => existsSync(file));
 }
 
-const NO_PYTHON =
-	"pi-event-search needs Python 3.11 or newer to install its server, and there is no python3 on PATH. On Debian or Ubuntu: " +
-	"`sudo apt install python3 python3-venv`; on Fedora: `sudo dnf install python3`; on macOS: `brew install python@3.12`. " +
-	"To use a server you installed yourself instead, put it on PATH or set eventSearch.server in ~/.pi/agent/settings.json.";
+/**
+ * The commands that may run the bootstrap: any Python 3 will (it finds a 3.11+ itself, or says what
+ * is missing). Windows: the py launcher first; macOS: Homebrew's and python.org's too, for a Pi
+ * started with a PATH that lacks them.
+ */
+export function bootstrapPythons(platform: NodeJS.Platform = process.platform): [string, ...string[]][] {
+	if (platform === "win32") return [["py", "-3"], ["python"], ["python3"]];
+	if (platform === "darwin") return [["python3"], ["/opt/homebrew/bin/python3"], ["/usr/local/bin/python3"], ["python"]];
+	return [["python3"], ["python"]];
+}
+
+/** What to say, per platform, when no Python can run the bootstrap at all. */
+export function noPython(platform: NodeJS.Platform = process.platform): string {
+	const how =
+		platform === "win32"
+			? "On Windows: `winget install Python.Python.3.13`, or the installer from python.org"
+			: platform === "darwin"
+				? "On macOS: `brew install python@3.13`, or the installer from python.org"
+				: "On Debian or Ubuntu: `sudo apt install python3 python3-venv`; on Fedora: `sudo dnf install python3`";
+	const tried = bootstrapPythons(platform).map((c) => c.join(" ")).join(", ");
+	return (
+		`pi-event-search needs Python 3.11 or newer to install its server, and there is none (tried ${tried}). ${how}. ` +
+		"To use a server you installed yourself instead, put it on PATH or set eventSearch.server in ~/.pi/agent/settings.json."
+	);
+}
 
 interface Event {
 	event: string;
@@ -77,14 +98,14 @@ export class Installer {
 		const script = bootstrapScript(this.extensionDir);
 		if (!script) throw new InstallFailed("pi-event-search is not installed, and this copy of the extension has nothing to install it from (neither a checkout of the repository around it nor a packaged bootstrap).");
 		let last: Event | undefined;
-		for (const python of ["python3", "python"]) {
-			last = await runBootstrap(python, [script, "--home", this.dir], (e) => {
+		for (const [python, ...flags] of bootstrapPythons()) {
+			last = await runBootstrap(python, [...flags, script, "--home", this.dir], (e) => {
 				// A current install answers at once; only real work reaches the status line.
 				if ((e.event === "step" && e.step !== "python") || e.event === "waiting") this.say(e.message ?? "");
 			});
 			if (last) break;
 		}
-		if (!last) throw new InstallFailed(NO_PYTHON);
+		if (!last) throw new InstallFailed(noPython());
 		if (last.event !== "done" || !last.server) throw new InstallFailed(`pi-event-search could not install its server: ${last.message ?? "the bootstrap ended without a result"}`);
 		return { argv: [last.server, "serve"], origin: `the server this extension installed (${last.record?.version ?? "?"}, ${last.venv})` };
 	}

@@ -13,6 +13,7 @@ import {
   type BootstrapEvent,
   type InstallRecord,
   isInstallRecord,
+  bootstrapPythons,
   noPython,
   parseEvent,
   updateAvailable,
@@ -178,15 +179,15 @@ export class Installer implements vscode.Disposable {
   /** Runs the bootstrap (the Python extension's interpreter, else python3, else python) to its end. */
   private async bootstrap(wheel: BundledWheel, args: string[], report: (m: string) => void, token?: vscode.CancellationToken): Promise<BootstrapEvent> {
     const preferred = await this.pythonExtension();
-    const names = [...new Set([preferred, ...(WINDOWS ? ['python', 'py'] : ['python3', 'python'])].filter((n): n is string => !!n))];
-    for (const python of names) {
+    const commands = bootstrapPythons(process.platform, preferred);
+    for (const [python, ...flags] of commands) {
       const prefer = preferred ? ['--python', preferred] : [];
-      const last = await this.run(python, [wheel.bootstrap, '--home', this.storage, ...prefer, ...args], report, token);
+      const last = await this.run(python, [...flags, wheel.bootstrap, '--home', this.storage, ...prefer, ...args], report, token);
       if (!last) continue; // no such interpreter
       if (last.event === 'error') throw new Failure(`Pi Events: the server could not be installed: ${last.message ?? ''}`, last.fix || undefined);
       return last;
     }
-    const { message, fix } = noPython(names);
+    const { message, fix } = noPython(commands.map((c) => c.join(' ')), process.platform);
     throw new Failure(message, fix);
   }
 

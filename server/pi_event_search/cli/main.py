@@ -295,6 +295,23 @@ def _command(engine: Engine, args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcp_extra_command() -> str:
+    """The one command that adds the extra to the environment running this: its own pip, given the
+    extra's requirements as this package declares them."""
+    import importlib.metadata
+    import re
+
+    try:
+        declared = importlib.metadata.requires("pi-event-search") or []
+    except importlib.metadata.PackageNotFoundError:
+        declared = []
+    wanted = [r.split(";")[0].strip() for r in declared
+              if re.search(r"""extra\s*==\s*['"]mcp['"]""", r.partition(";")[2])]
+    reqs = " ".join(f'"{r}"' for r in wanted) or '"pi-event-search[mcp]"'
+    # Quoted: an editor's venv lies under "Application Support" on macOS.
+    return f'"{sys.executable}" -m pip install {reqs}'
+
+
 def _mcp(args: argparse.Namespace) -> int:
     # Imported here: the SDK is an optional extra, and its import costs every other command.
     try:
@@ -302,8 +319,9 @@ def _mcp(args: argparse.Namespace) -> int:
     except ImportError as exc:
         if exc.name is None or not exc.name.startswith("mcp"):
             raise
-        raise UsageError("the MCP server needs the `mcp` extra: pip install "
-                         "'pi-event-search[mcp]' (or bootstrap.py --extra mcp)") from exc
+        raise UsageError("the MCP server needs the `mcp` extra, which this install of pi-event-search "
+                         "left out (the editors' offline installs do); this adds it, from the package "
+                         f"index: {_mcp_extra_command()}") from exc
     # Pi's --session-dir as an extra directory: its files sit directly in it, which an extra
     # directory's reading covers too.
     extra = [*args.sessions_dir, *([args.session_dir] if args.session_dir else [])]

@@ -80,10 +80,33 @@ export function venvPython(venvDir: string, windows: boolean): string {
 }
 
 /** When not even an interpreter to run the bootstrap exists. */
-export function noPython(tried: readonly string[]): { message: string; fix: string } {
-  const fix = 'sudo apt install python3 python3-venv';
+/**
+ * The commands that may run the bootstrap, after the Python extension's interpreter: any Python 3
+ * will (it finds a 3.11+ itself, or says what is missing). Windows: the py launcher first; macOS:
+ * Homebrew's and python.org's, since an editor started from the Dock has no Homebrew on its PATH.
+ */
+export function bootstrapPythons(platform: NodeJS.Platform, preferred?: string): string[][] {
+  const own: string[][] =
+    platform === 'win32'
+      ? [['py', '-3'], ['python'], ['python3']]
+      : platform === 'darwin'
+        ? [['python3'], ['/opt/homebrew/bin/python3'], ['/usr/local/bin/python3'], ['python']]
+        : [['python3'], ['python']];
+  const all = preferred ? [[preferred], ...own] : own;
+  return all.filter((cmd, i) => all.findIndex((c) => c.join(' ') === cmd.join(' ')) === i);
+}
+
+/** What to say, per platform, when no Python can run the bootstrap at all. */
+export function noPython(tried: readonly string[], platform: NodeJS.Platform = 'linux'): { message: string; fix: string } {
+  const fix = platform === 'win32' ? 'winget install Python.Python.3.13' : platform === 'darwin' ? 'brew install python@3.13' : 'sudo apt install python3 python3-venv';
+  const how =
+    platform === 'win32'
+      ? `\`${fix}\`, or the installer from python.org`
+      : platform === 'darwin'
+        ? `\`${fix}\`, or the installer from python.org`
+        : `Debian or Ubuntu: \`${fix}\`; Fedora: \`sudo dnf install python3\``;
   return {
-    message: `Pi Events: the server needs Python 3.11 or newer, and none was found (tried ${tried.join(', ')}). Install Python 3.11+ (Debian or Ubuntu: \`${fix}\`; macOS: \`brew install python@3.12\`), then run "Pi Events: Install Server".`,
+    message: `Pi Events: the server needs Python 3.11 or newer, and none was found (tried ${tried.join(', ')}). Install Python 3.11+ (${how}), then run "Pi Events: Install Server".`,
     fix,
   };
 }

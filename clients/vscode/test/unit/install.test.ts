@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type InstallRecord, compareVersions, isInstallRecord, noPython, parseEvent, updateAvailable, wheelVersion } from '../../src/core/install';
+import { type InstallRecord, bootstrapPythons, compareVersions, isInstallRecord, noPython, parseEvent, updateAvailable, wheelVersion } from '../../src/core/install';
 
 const record = (version: string): InstallRecord => ({ version, venv: `venv-${version}-1`, identity: 'wheel:x' });
 
@@ -47,5 +47,15 @@ describe('the bootstrap', () => {
     const { message, fix } = noPython(['python3', 'python']);
     assert.match(message, /Python 3\.11 or newer, and none was found \(tried python3, python\)/);
     assert.equal(fix, 'sudo apt install python3 python3-venv');
+  });
+  it('runs the bootstrap with each platform\'s Python and says each platform\'s fix', () => {
+    assert.deepEqual(bootstrapPythons('win32'), [['py', '-3'], ['python'], ['python3']]);
+    assert.deepEqual(bootstrapPythons('darwin', '/opt/homebrew/bin/python3'), [['/opt/homebrew/bin/python3'], ['python3'], ['/usr/local/bin/python3'], ['python']]);
+    assert.deepEqual(bootstrapPythons('linux', '/venv/bin/python'), [['/venv/bin/python'], ['python3'], ['python']]);
+    const win = noPython(['py -3', 'python', 'python3'], 'win32');
+    assert.equal(win.fix, 'winget install Python.Python.3.13');
+    assert.match(win.message, /tried py -3, python, python3\)/);
+    assert.doesNotMatch(win.message, /apt/);
+    assert.equal(noPython(['python3'], 'darwin').fix, 'brew install python@3.13');
   });
 });
