@@ -291,6 +291,10 @@ def test_an_index_it_cannot_write_opens_for_reading(shared_home: PiHome, how: st
 
     indexing = _cli(prefix, home, "index")
     assert (indexing.returncode, indexing.stderr.splitlines()) == (1, [said])
+    elsewhere = home.index.parent / "another.sqlite3"  # none there yet: it cannot be created
+    created = _cli(prefix, home, "search", "--all", "--index", str(elsewhere), "websocket")
+    assert (created.returncode, created.stderr.splitlines()) == (
+        1, [f"pi-event-search: cannot create the index {elsewhere}: {why}"])
 
     client = RawLsp([*prefix, sys.executable, "-m", "pi_event_search", "serve"],
                     {**home.env(), "HOME": str(home.root)}, cwd=str(home.root))

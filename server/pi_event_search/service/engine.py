@@ -119,6 +119,8 @@ class Engine:
         # indexes; every answer comes from the index as it is (None: it may write).
         self.read_only = _unwritable(index_path)
         if self.read_only is not None:
+            if not index_path.is_file():
+                raise IndexRefused(f"cannot create the index {index_path}: {self.read_only}")
             self._open_read_only()
             return
         try:
@@ -570,16 +572,15 @@ def _cleaned(query: str, filters: Filters, cursor: str | None
 
 
 def _unwritable(index_path: Path) -> str | None:
-    """Why this process cannot write an existing index (None: it can, or there is none yet,
-    which opening then creates or refuses as it always has)."""
-    if not index_path.is_file():
-        return None
+    """Why this process cannot write the index or create it (None: it can, or its directory
+    does not exist yet, which opening then creates or refuses as it always has)."""
+    exists = index_path.is_file()
     try:
-        if os.statvfs(index_path).f_flag & os.ST_RDONLY:
+        if os.statvfs(index_path if exists else index_path.parent).f_flag & os.ST_RDONLY:
             return "the index is on a read-only file system"
     except OSError:
         return None
-    for what in (index_path.parent, index_path):
+    for what in (index_path.parent, *([index_path] if exists else [])):
         if not os.access(what, os.W_OK, effective_ids=os.access in os.supports_effective_ids):
             return f"no permission to write {what}"
     return None
