@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -311,8 +312,25 @@ def test_an_index_it_cannot_write_opens_for_reading(shared_home: PiHome, how: st
         assert warned == [said], warned
     finally:
         client.close()
+    assert "pi-event:" in asyncio.run(_mcp_search(prefix, home, "websocket"))
     assert sorted(p.name for p in home.index.parent.iterdir()) == files, "nothing created beside it"
-    FIGURES.add("read-only", f"index it cannot write ({how}): searches answered", 3)
+    FIGURES.add("read-only", f"index it cannot write ({how}): searches answered", 4)
+
+
+async def _mcp_search(prefix: list[str], home: PiHome, query: str) -> str:
+    """event_search through `pi-event-search mcp`, run under `prefix`, rooted at the session's
+    project."""
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=prefix[0], args=[*prefix[1:], sys.executable, "-m",
+                                                            "pi_event_search", "mcp", "--root",
+                                                            "/home/dev/p"],
+                                   env={**home.env(), "HOME": str(home.root)}, cwd=str(home.root))
+    async with Client(params, mode="legacy") as c:
+        result = await c.call_tool("event_search", {"query": query})
+        body = "".join(getattr(b, "text", "") for b in result.content)
+        assert not result.is_error, body
+        return body
 
 
 @as_root

@@ -426,8 +426,8 @@ class Engine:
         want = paths
         while True:
             done, want = self._indexed(want)
-            if done:
-                return True
+            if done or self.read_only is not None:  # no writer of ours will come: answer now
+                return done
             if time.monotonic() >= end:
                 return False
             time.sleep(0.02)
