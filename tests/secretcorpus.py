@@ -263,3 +263,33 @@ def write_hostile_fields(sessions_dir: Path, proj: Path, rng: random.Random) -> 
     sb.assistant(tool_calls=[("call_r", "read", {"path": f"/srv/{path_key}{escape}/x"})])
     sb.tool_result("call_r", "read", "zephyrine contents")
     return [cwd_key, tool_key, id_key, path_key], escape
+
+
+# The six shapes issue 47 added (docs/security.md): each recorded text holds one of these.
+ISSUE47_SHAPES = ("redis://:", "DB_PASS=", "SMTP_PASS=", "SECRET_KEY_BASE=", '\\"password\\":\\"',
+                  "Authorization: Basic ")
+
+
+def issue47_six(items: list[Planted]) -> list[Planted]:
+    """The planted credentials of issue 47's six shapes (Basic: the unpadded one, alone on its
+    line; the padded one sits in a curl header)."""
+    return [p for p in items if any(shape in p.text for shape in ISSUE47_SHAPES)
+            and not p.text.startswith("curl -H")]
+
+
+def oracle_token(rng: random.Random) -> str:
+    """A GitHub token's shape, as a file name would hold it (`keys/ghp_….txt`)."""
+    return "ghp_" + "".join(rng.choice(ALNUM) for _ in range(33)) + "a1Z"
+
+
+def oracle_other(token: str) -> str:
+    """Another value of the same shape: the path oracle answers it exactly as `token`."""
+    return token[:-4] + ("b2Y9" if token[-4:] != "b2Y9" else "c3X8")
+
+
+def write_file_session(sessions: Path, proj: Path, name: str) -> None:
+    """A session that wrote `keys/<name>.txt` in `proj`: its path holds a credential's shape."""
+    sb = SessionBuilder(sessions, str(proj))
+    sb.user("store the deploy key quillwort")
+    sb.assistant(tool_calls=[("call_w", "write", {"path": f"keys/{name}.txt", "content": "x"})])
+    sb.tool_result("call_w", "write", "written")

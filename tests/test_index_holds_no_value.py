@@ -12,10 +12,15 @@ import random
 import re
 from pathlib import Path
 
-from builder import SessionBuilder
 from engine_support import cli, engine
 from pi_event_search.index import store
-from secretcorpus import write_hostile_fields, write_session
+from secretcorpus import (
+    oracle_other,
+    oracle_token,
+    write_file_session,
+    write_hostile_fields,
+    write_session,
+)
 
 # What the index holds as recorded, on purpose (docs/security.md, "What the index holds"): where
 # Pi's files are (to read them again), the cwd Pi recorded (authorization compares it) and entry
@@ -29,26 +34,14 @@ def _leaked(value: str, text: str) -> bool:
     return any(value[i:i + 12] in text for i in range(max(1, len(value) - 11)))
 
 
-def _token(rng: random.Random) -> str:
-    alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-    return "ghp_" + "".join(rng.choice(alnum) for _ in range(33)) + "a1Z"
-
-
-def _file_session(sessions: Path, proj: Path, name: str) -> None:
-    sb = SessionBuilder(sessions, str(proj))
-    sb.user("store the deploy key quillwort")
-    sb.assistant(tool_calls=[("call_w", "write", {"path": f"keys/{name}.txt", "content": "x"})])
-    sb.tool_result("call_w", "write", "written")
-
-
 def _index(pi_home, tmp_path: Path) -> tuple[Path, list[str], str]:
     rng = random.Random(os.urandom(8))
     proj = tmp_path / "proj"
     proj.mkdir()
     _, items, _ = write_session(pi_home.sessions, str(proj), rng)
     hostile, _ = write_hostile_fields(pi_home.sessions, proj, rng)
-    token = _token(rng)
-    _file_session(pi_home.sessions, proj, token)
+    token = oracle_token(rng)
+    write_file_session(pi_home.sessions, proj, token)
     # the cwd and the entry id are held as recorded (AS_RECORDED); the tool name and path are not
     values = [p.value for p in items] + [hostile[1], hostile[3], token]
     e = engine(pi_home.index)
@@ -101,7 +94,7 @@ def _changed_count(out: str) -> str:
 
 def test_file_argument_answers_alike_for_any_value_of_a_shape(pi_home, tmp_path):
     proj, _, token = _index(pi_home, tmp_path)
-    other = token[:-4] + ("b2Y9" if token[-4:] != "b2Y9" else "c3X8")
+    other = oracle_other(token)
     answers = []
     for name in (token, other):
         rc, out, err = cli("file", f"{proj}/keys/{name}.txt", "--root", str(proj), "--json")

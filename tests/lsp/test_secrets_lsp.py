@@ -1,6 +1,7 @@
 """Issue 30 through the real server over stdio: no planted credential in any answer (search,
 workspace/symbol, read, trace, hover, file history, line origin, status, piEvents/secrets); reads reveal them
-only with the revealSecrets setting a person's editor sends."""
+only with the revealSecrets setting a person's editor sends. Issue 47: its six shapes in no answer, and
+`piEvents/fileHistory` of `keys/ghp_….txt` answers alike for any value of that shape."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 
 from lsprotocol import types as t
 
-from secretcorpus import write_session
+from secretcorpus import issue47_six, oracle_other, oracle_token, write_file_session, write_session
 from test_secrets import leaked
 
 
@@ -176,3 +177,57 @@ async def test_every_field_masked_and_stripped(start, pi_home, tmp_path):
     for value in values:
         assert not leaked(value, text)
     assert "\\u001b" not in text and "\\u0007" not in text and "owned" not in text
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [s for v in value for s in _strings(v)] if isinstance(value, list) else []
+
+
+async def test_issue47_shapes_and_the_path_oracle(start, pi_home, tmp_path):
+    rng = random.Random(os.urandom(8))
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    _, items, _ = write_session(pi_home.sessions, str(proj), rng)
+    six = issue47_six(items)
+    assert len(six) == 6
+    token = oracle_token(rng)
+    other = oracle_other(token)
+    write_file_session(pi_home.sessions, proj, token)
+    client = await start([str(proj)])
+    histories = []
+    for name in (token, other):
+        res = await _ask(client, "piEvents/fileHistory", {"uri": (proj / "keys" / f"{name}.txt").as_uri()})
+        text = json.dumps(res)
+        assert token not in text and other not in text, text
+        histories.append(text)
+    assert histories[0] == histories[1]
+    assert json.loads(histories[0])["counts"] == {"changed": 1, "read": 0}
+    assert "[redacted: github-token]" in histories[0]
+    answers: list[Any] = []
+    hits: dict[str, Any] = {}
+    for query in ("", "redis", "cache", "DB_PASS", "SMTP_PASS", "SECRET_KEY_BASE", "rails", "curl",
+                  "user app", "Authorization Basic", "redacted password", "redacted basic"):
+        res = await _ask(client, "piEvents/search", {"query": query, "limit": 200})
+        answers.append(res)
+        hits.update({h["ref"]: h for h in res["hits"]})
+    for ref in hits:
+        answers.append(await _ask(client, "piEvents/read", {"ref": ref, "before": 3, "after": 3}))
+        answers.append(await _ask(client, "piEvents/trace", {"ref": ref}))
+    note = proj / "notes.md"
+    note.write_text("\n".join(hits) + "\n")
+    answers += [await client.text_document_hover_async(t.HoverParams(
+        text_document=t.TextDocumentIdentifier(uri=note.as_uri()), position=t.Position(line, 12)))
+        for line in range(len(hits))]
+    answers.append(await _ask(client, "piEvents/fileHistory", {"uri": (proj / ".env").as_uri()}))
+    text = json.dumps(answers, default=repr)
+    shown = "\n".join(_strings(json.loads(json.dumps(answers, default=lambda h: h.contents.value))))
+    for p in six:
+        assert not leaked(p.value, text), p.text
+        # each was found: the text around it reached an answer, as recorded
+        assert p.text.split(p.value)[0] + "[redacted: " in shown, p.text
+    for kind in ("connection-string", "password", "generic-secret", "basic-auth"):
+        assert f"[redacted: {kind}]" in text

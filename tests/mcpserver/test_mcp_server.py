@@ -1,6 +1,7 @@
 """`pi-event-search mcp` driven by the MCP SDK's own stdio client: the real server process, a real
 index, real-shaped Pi sessions (tests/builder.py). Tools, their answers, roots and a roots change,
-errors, Pi's own session left out, and no planted credential in any answer."""
+errors, Pi's own session left out, and no planted credential in any answer (issue 47: its six
+shapes neither, and a `file` argument of a credential's shape answers alike for any value of it)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,13 @@ import mcp_types as types  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 from builder import SessionBuilder  # noqa: E402
-from secretcorpus import write_session  # noqa: E402
+from secretcorpus import (  # noqa: E402
+    issue47_six,
+    oracle_other,
+    oracle_token,
+    write_file_session,
+    write_session,
+)
 from support import PiHome  # noqa: E402
 from test_secrets import leaked  # noqa: E402
 
@@ -293,6 +300,48 @@ async def test_no_planted_credential_reaches_the_client(pi_home, tmp_path):
         assert not leaked(p.value, body), p.kind
     assert "[redacted: private-key]" in body and "[redacted: jwt]" in body
     assert "\x1b" not in body and "\x07" not in body
+
+
+BOUNDARY = re.compile(r"\b[0-9a-f]{16}\b")  # the frame's boundary, drawn for each answer
+
+
+async def test_issue47_shapes_and_the_path_oracle(pi_home, tmp_path):
+    rng = random.Random(os.urandom(8))
+    proj = _project(tmp_path, "proj")
+    _sb, items, _ = write_session(pi_home.sessions, str(proj), rng)
+    six = issue47_six(items)
+    assert len(six) == 6
+    token = oracle_token(rng)
+    other = oracle_other(token)
+    write_file_session(pi_home.sessions, proj, token)
+    answers: list[str] = []
+    async with connect(pi_home, proj, roots=[proj]) as (c, _):
+        alike: list[list[str]] = []
+        for name in (token, other):
+            asked = []
+            for file in (f"keys/{name}.txt", f"{proj}/keys/{name}.txt"):
+                asked += [await ok(c, "event_search", {"query": "", "file": file}),
+                          await ok(c, "event_search", {"query": "quillwort", "file": file}),
+                          await ok(c, "event_sessions", {"file": file})]
+            body = "\n".join(asked)
+            assert token not in body and other not in body, body
+            alike.append([BOUNDARY.sub("-", a) for a in asked])
+        assert alike[0] == alike[1]
+        assert len(REF.findall(alike[0][0])) == 1 and "quillwort" in alike[0][2], alike[0]
+        refs: set[str] = set()
+        for query in ("", "redis", "cache", "DB_PASS", "SMTP_PASS", "SECRET_KEY_BASE", "rails",
+                      "curl", "user app", "Authorization Basic", "redacted password"):
+            found = await ok(c, "event_search", {"query": query, "limit": 50})
+            answers.append(found)
+            refs.update(REF.findall(found))
+        for ref in sorted(refs):
+            answers.append(await ok(c, "event_read", {"ref": ref, "before": 3, "after": 3,
+                                                      "length": 100000}))
+            answers.append(await ok(c, "event_trace", {"ref": ref}))
+    body = "\n".join(answers)
+    for p in six:
+        assert not leaked(p.value, body), p.text
+        assert p.text.split(p.value)[0] + "[redacted: " in body, p.text  # each was shown
 
 
 def test_without_the_extra_says_how_to_get_it(tmp_path):

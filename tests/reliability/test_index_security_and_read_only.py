@@ -6,15 +6,26 @@
   session file for writing nor changes anything under the sessions directories; the sessions trees
   are byte-identical before and after. The audit-hook guard (guard.py) checks the same in every
   other test of this suite.
+- An index this process may not write (a read-only file system: a read-only bind mount; a
+  directory of another user's: user 65534 over root's index) opens for reading: searches answer,
+  nothing is created beside it, and the CLI, status and the language server say in one line that
+  it cannot index.
+- A session file this process may not read (user 65534, a file root's alone) is still found by
+  what was indexed; reading its event says `cannot read <file> (permission denied)`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
 import re
 import shutil
 import stat
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -201,3 +212,154 @@ def test_audit_guard_catches_writes(tmp_path: Path) -> None:
     lines = log.read_text().splitlines()
     assert len(lines) == 3, lines
     assert "open('a'" in lines[0] and lines[1].startswith("os.rename") and lines[2].startswith("os.truncate")
+
+
+# -- another user, a read-only file system -------------------------------------------------------
+NOBODY = 65534
+as_root = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None
+                             or shutil.which("unshare") is None,
+                             reason="runs pi-event-search as another user or in a private mount "
+                                    "namespace: needs root, setpriv and unshare")
+
+
+@pytest.fixture
+def shared_home() -> Iterator[PiHome]:
+    """A Pi home and index user 65534 can reach (pytest's tmp_path is root's alone)."""
+    root = Path(tempfile.mkdtemp(prefix="pes-readonly-"))
+    root.chmod(0o755)
+    agent = root / "agent"
+    home = PiHome(root, agent, agent / "sessions", root / "index" / "index.sqlite3")
+    home.sessions.mkdir(parents=True)
+    yield home
+    shutil.rmtree(root)
+
+
+def _as(how: str, home: PiHome) -> list[str]:
+    """The prefix that runs a command as user 65534, or as root with the index's directory
+    mounted read-only (a bind mount in a private mount namespace: nothing else sees it)."""
+    if how == "nobody":
+        return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    where = str(home.index.parent)
+    return ["unshare", "-m", "sh", "-c", 'mount --bind -o ro "$0" "$0" && exec "$@"', where]
+
+
+def _cli(prefix: list[str], home: PiHome, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*prefix, sys.executable, "-m", "pi_event_search", *args],
+                          env={**home.env(), "HOME": str(home.root)}, capture_output=True, text=True,
+                          timeout=120, cwd=home.root)
+
+
+def _indexed_by_root(home: PiHome) -> None:
+    """The index as its owner left it: written by root, readable by everyone, writable by root."""
+    proc = _cli([], home, "index")
+    assert proc.returncode == 0, proc.stderr
+    for p in [home.index.parent, *home.index.parent.rglob("*")]:
+        p.chmod(0o755 if p.is_dir() else 0o644)
+
+
+@as_root
+@pytest.mark.parametrize("how", ["read-only-mount", "nobody"])
+def test_an_index_it_cannot_write_opens_for_reading(shared_home: PiHome, how: str) -> None:
+    home = shared_home
+    sb = sample_session(home.sessions, "/home/dev/p")
+    _indexed_by_root(home)
+    files = sorted(p.name for p in home.index.parent.iterdir())
+    prefix = _as(how, home)
+    # The detector: this prefix may not write there.
+    probe = subprocess.run([*prefix, "touch", str(home.index.parent / "probe")], capture_output=True,
+                           text=True, timeout=60)
+    assert probe.returncode != 0, probe.stderr
+    why = ("the index is on a read-only file system" if how == "read-only-mount"
+           else f"no permission to write {home.index.parent}")
+    said = f"pi-event-search: cannot index: {why}; answering from the index as it is"
+
+    found = _cli(prefix, home, "search", "--all", "--json", "websocket")
+    assert found.returncode == 0, found.stderr
+    assert found.stderr.splitlines() == [said]
+    refs = {h["ref"] for h in json.loads(found.stdout)["hits"]}
+    assert f"pi-event:{sb.session_id}/{sb.ids[2]}" in refs, refs
+
+    ref = f"pi-event:{sb.session_id}/{sb.ids[2]}"
+    read = _cli(prefix, home, "read", "--all", "--json", ref)
+    assert read.returncode == 0, read.stderr
+    assert "flaky websocket reconnect" in read.stdout
+
+    state = _cli(prefix, home, "status", "--all", "--json")
+    assert state.returncode == 0, state.stderr
+    assert json.loads(state.stdout)["index"]["readOnly"] == said.removeprefix("pi-event-search: ")
+    shown = _cli(prefix, home, "status", "--all")
+    assert f"read-only  {said.removeprefix('pi-event-search: ')}" in shown.stdout.splitlines()
+
+    indexing = _cli(prefix, home, "index")
+    assert (indexing.returncode, indexing.stderr.splitlines()) == (1, [said])
+    elsewhere = home.index.parent / "another.sqlite3"  # none there yet: it cannot be created
+    created = _cli(prefix, home, "search", "--all", "--index", str(elsewhere), "websocket")
+    assert (created.returncode, created.stderr.splitlines()) == (
+        1, [f"pi-event-search: cannot create the index {elsewhere}: {why}"])
+
+    client = RawLsp([*prefix, sys.executable, "-m", "pi_event_search", "serve"],
+                    {**home.env(), "HOME": str(home.root)}, cwd=str(home.root))
+    try:
+        client.initialize("/home/dev/p")
+        answer = client.call("piEvents/search", {"query": "websocket"})
+        assert ref in json.dumps(answer["result"]), answer
+        status = client.call("piEvents/status", {})
+        assert "result" in status, json.dumps(status)
+        status = status["result"]
+        assert status["index"]["readOnly"] == said.removeprefix("pi-event-search: ")
+        warned = [m["params"]["message"] for m in client.messages
+                  if m.get("method") == "window/logMessage" and "cannot index" in m["params"]["message"]]
+        assert warned == [said], warned
+    finally:
+        client.close()
+    assert "pi-event:" in asyncio.run(_mcp_search(prefix, home, "websocket"))
+    assert sorted(p.name for p in home.index.parent.iterdir()) == files, "nothing created beside it"
+    FIGURES.add("read-only", f"index it cannot write ({how}): searches answered", 4)
+
+
+async def _mcp_search(prefix: list[str], home: PiHome, query: str) -> str:
+    """event_search through `pi-event-search mcp`, run under `prefix`, rooted at the session's
+    project."""
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=prefix[0], args=[*prefix[1:], sys.executable, "-m",
+                                                            "pi_event_search", "mcp", "--root",
+                                                            "/home/dev/p"],
+                                   env={**home.env(), "HOME": str(home.root)}, cwd=str(home.root))
+    async with Client(params, mode="legacy") as c:
+        result = await c.call_tool("event_search", {"query": query})
+        body = "".join(getattr(b, "text", "") for b in result.content)
+        assert not result.is_error, body
+        return body
+
+
+@as_root
+def test_a_session_file_it_cannot_read_says_so(shared_home: PiHome) -> None:
+    """Root's session file (0600), an index of user 65534's own that holds its events: `read` and
+    the server's piEvents/read say `cannot read <file> (permission denied)`, not that the event
+    is gone from its file."""
+    home = shared_home
+    sb = sample_session(home.sessions, "/home/dev/p")
+    proc = _cli([], home, "index")
+    assert proc.returncode == 0, proc.stderr
+    for p in [home.index.parent, *home.index.parent.rglob("*")]:
+        os.chown(p, NOBODY, NOBODY)
+    sb.path.chmod(0o600)
+    prefix = _as("nobody", home)
+    assert subprocess.run([*prefix, "cat", str(sb.path)], capture_output=True).returncode != 0
+    ref = f"pi-event:{sb.session_id}/{sb.ids[2]}"
+    said = f"cannot read {sb.path} (permission denied)"
+
+    read = _cli(prefix, home, "read", "--all", ref)
+    assert read.returncode == 1
+    assert read.stderr.startswith(f"pi-event-search: {said}"), read.stderr
+    assert "search again" not in read.stderr
+
+    client = RawLsp([*prefix, sys.executable, "-m", "pi_event_search", "serve"],
+                    {**home.env(), "HOME": str(home.root)}, cwd=str(home.root))
+    try:
+        client.initialize("/home/dev/p")
+        answer = client.call("piEvents/read", {"ref": ref})
+        assert answer["error"]["message"].startswith(said), answer
+    finally:
+        client.close()

@@ -226,6 +226,8 @@ def _engine(args: argparse.Namespace) -> Engine:
     engine = Engine.open(Path(args.index) if args.index else None, [], registry, dirs=dirs)
     if engine.recovered:  # said once, by the process that moved the damaged index aside
         print(f"pi-event-search: {engine.recovered}", file=sys.stderr)
+    if engine.cannot_index is not None and args.command != "status":  # status shows it
+        print(f"pi-event-search: {engine.cannot_index}", file=sys.stderr)
     return engine
 
 
@@ -331,6 +333,8 @@ def _mcp(args: argparse.Namespace) -> int:
 
 def _index(engine: Engine, watch: bool) -> int:
     started = time.monotonic()
+    if engine.cannot_index is not None:
+        return 1  # said once already (_engine)
     report = engine.refresh_or_wait(render_text.progress_printer(), INDEX_WAIT)
     if not engine.writer:
         print(f"pid {engine.writer_pid()} indexes this index; waited for it", file=sys.stderr)

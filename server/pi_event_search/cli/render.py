@@ -70,6 +70,8 @@ def indexing_note(state: Indexing | None) -> None:
 
 def status(s: StatusResult) -> None:
     print(f"index      {s['index']['path']} ({s['index']['bytes'] / 1e6:.1f} MB)")
+    if "readOnly" in s["index"]:
+        print(f"read-only  {s['index']['readOnly']}")
     sources = s.get("sessionsBySource") or {}
     names = {"pi": "Pi", "omp": "Oh My Pi"}
     split = f" ({', '.join(f'{names.get(k, k)} {n}' for k, n in sources.items())})" \

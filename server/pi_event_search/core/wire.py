@@ -285,6 +285,7 @@ class IndexInfo(TypedDict):
     generation: int
     indexing: NotRequired[bool]  # the language server's, not the CLI's
     recovered: NotRequired[str]  # a damaged index this process moved aside (issue 31)
+    readOnly: NotRequired[str]  # this process cannot index: why, in one line (issue 47)
 
 
 class SessionProblem(TypedDict):

@@ -7,6 +7,7 @@ for. Without fcntl (not POSIX) locks always succeed: one process per index, as b
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from pathlib import Path
@@ -25,7 +26,14 @@ class Busy(Exception):
 
 def try_lock(path: Path, *, shared: bool = False) -> int | None:
     """The lock file's descriptor, holding the lock; None when another process holds it."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        # A shared lock needs no write: a process that may not write beside the index (a
+        # read-only file system, another user's directory) takes one on the existing file.
+        if not shared or exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise
+        fd = os.open(path, os.O_RDONLY)
     if fcntl is None:
         return fd
     try:

@@ -108,13 +108,16 @@ class IndexBusy(Exception):
     """Another process is creating the index's schema (or holds it too long): retry later."""
 
 
-def connect(path: Path, *, readonly: bool = False, rebuild: bool = True) -> sqlite3.Connection:
+def connect(path: Path, *, readonly: bool = False, rebuild: bool = True,
+            immutable: bool = False) -> sqlite3.Connection:
     """Open (and if needed create or rebuild) the index. Autocommit mode: callers BEGIN.
     Read-only connections are opened with mode=ro: they never create the file, never write.
+    `immutable`: read-only, and SQLite takes no lock and opens no -wal or -shm (a process that
+    may not write beside the index, when none is there: engine.py).
     `rebuild=False`: an index of our older schema raises OldSchema instead of being dropped
     (only the holder of the writer lease rebuilds: another process may be writing it)."""
     if readonly:
-        conn = _open(f"file:{quote(str(path))}?mode=ro")
+        conn = _open(f"file:{quote(str(path))}?mode=ro{'&immutable=1' if immutable else ''}")
     else:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         _create_private(path)
@@ -222,6 +225,12 @@ def _ensure_schema(conn: sqlite3.Connection, path: Path, rebuild: bool) -> None:
         if conn.in_transaction:  # a failed COMMIT (a full disk) rolled back already
             conn.execute("ROLLBACK")
         raise
+
+
+def current(conn: sqlite3.Connection) -> bool:
+    """Whether `conn` holds an index of this schema version (else it needs creating or
+    rebuilding)."""
+    return _ours_and_current(conn)
 
 
 def _ours_and_current(conn: sqlite3.Connection) -> bool:

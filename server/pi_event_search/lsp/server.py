@@ -198,6 +198,8 @@ class PiEventServer(LanguageServer):
                 self.engine_error = None
                 if self.engine.recovered:
                     self.log(f"pi-event-search: {self.engine.recovered}", t.MessageType.Warning)
+                if self.engine.cannot_index is not None:
+                    self.log(f"pi-event-search: {self.engine.cannot_index}", t.MessageType.Warning)
                 break
             except IndexOpening as exc:
                 self.engine_error = str(exc)

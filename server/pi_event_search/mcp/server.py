@@ -111,6 +111,8 @@ class McpApp:
         if engine is None:
             self.settled.set()
             return
+        if engine.cannot_index is not None:
+            log.warning("pi-event-search: %s", engine.cannot_index)
         first = True
         while not self.stop.is_set():
             try:

@@ -112,12 +112,22 @@ class Engine:
         self.keep_lease = True
         self.recovered: str | None = None  # what this process did with a damaged index
         self._ino: int | None = None  # the index file the write connection has open
+        self._wanted: Path | None = None
+        self._users: int | None = None
+        # Why this process cannot write the index (a read-only file system, a directory it may
+        # not write): it then opens it for reading only, creates no file beside it, and never
+        # indexes; every answer comes from the index as it is (None: it may write).
+        self.read_only = _unwritable(index_path)
+        if self.read_only is not None:
+            if not index_path.is_file():
+                raise IndexRefused(f"cannot create the index {index_path}: {self.read_only}")
+            self._open_read_only()
+            return
         try:
             index_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         except FileExistsError as exc:  # the index's directory is a file
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR),
                                      str(index_path.parent)) from exc
-        self._wanted: Path | None = None
         self._users = locks.try_lock(Path(f"{index_path}.users"), shared=True)  # in use
         # Which directories this process reads, for whichever process writes (wanted.py).
         self._wanted = wanted.announce(index_path, dirs)
@@ -133,6 +143,28 @@ class Engine:
         except BaseException:
             self.close()  # a failed open keeps no descriptor
             raise
+
+    def _open_read_only(self) -> None:
+        """Check the index can answer as it is: ours and of the current schema (an older one
+        would need a rebuild this process cannot make)."""
+        with contextlib.closing(store.connect(self.index_path, readonly=True,
+                                              immutable=self._immutable())) as conn:
+            if not store.current(conn):
+                raise IndexRefused(f"cannot open the index {self.index_path}: it needs a rebuild "
+                                   f"(an older schema, or not an index), and {self.read_only}")
+
+    def _immutable(self) -> bool:
+        """SQLite opens a WAL index read-only only beside its -wal and -shm files, which a
+        process that cannot write cannot create: without them no writer is under way (a writer
+        keeps them while it is open), so the file is read as it is."""
+        return self.read_only is not None and not Path(f"{self.index_path}-wal").exists()
+
+    @property
+    def cannot_index(self) -> str | None:
+        """One line saying this process cannot index, and why (None: it can)."""
+        if self.read_only is None:
+            return None
+        return f"cannot index: {self.read_only}; answering from the index as it is"
 
     @staticmethod
     def open(index_path: Path | None, extra_dirs: list[str],
@@ -176,6 +208,8 @@ class Engine:
         """Become the index's writer if no other process is, or its writer has gone silent
         (stopped: lease.py); never waits long. One thread at a time; the write connection is
         replaced only between writes (a write under way finds out itself: LeaseLost)."""
+        if self.read_only is not None:
+            return False
         with self._role:
             if self._conn is not None and (self.lease.lost or self.replaced()):
                 if not self._write_lock.acquire(blocking=False):
@@ -246,7 +280,8 @@ class Engine:
             conn.close()
             conn = None
         if conn is None:
-            conn = self._local.conn = store.connect(self.index_path, readonly=True)
+            conn = self._local.conn = store.connect(self.index_path, readonly=True,
+                                                    immutable=self._immutable())
             self._local.version, self._local.ino = None, ino
         version = conn.execute("PRAGMA data_version").fetchone()["data_version"]
         if version != self._local.version:
@@ -285,13 +320,14 @@ class Engine:
         session file as it is now. Then answer from what is committed."""
         end = time.monotonic() + seconds
         want: set[str] | None = None
-        while True:
+        while self.read_only is None:  # else nobody may be writing it: nothing to wait for
             if self.take_writer():
                 return self.refresh(progress)
             done, want = self._indexed(want)
             if done or time.monotonic() >= end:
                 return self._as_read()
             time.sleep(0.05)
+        return self._as_read()
 
     def refresh_file(self, path: str) -> None:
         """Bring one session file up to date for a read that found it changed: that file alone,
@@ -314,7 +350,7 @@ class Engine:
         that is not the writer waits (bounded) until the writer has indexed them; `wait` bounds
         the wait for a pass under way in this process (refresh)."""
         with self._writes(wait) as free:
-            if not free:
+            if not free or self.read_only is not None:
                 return self._as_read()
             if not self.take_writer():
                 self.wait_indexed(paths or None, REINDEX_WAIT)
@@ -374,7 +410,8 @@ class Engine:
         path) and create the new one, which the writer's next pass fills. False when `exc` is
         not damage, or the file is not ours to move."""
         default = locations.default_index_path(store.SCHEMA_VERSION)
-        if not damage.corrupt(exc) or not damage.managed(self.index_path, default):
+        if self.read_only is not None or not damage.corrupt(exc) \
+                or not damage.managed(self.index_path, default):
             return False
         moved = damage.move_aside(self.index_path, ino)
         store.connect(self.index_path).close()
@@ -389,8 +426,8 @@ class Engine:
         want = paths
         while True:
             done, want = self._indexed(want)
-            if done:
-                return True
+            if done or self.read_only is not None:  # no writer of ours will come: answer now
+                return done
             if time.monotonic() >= end:
                 return False
             time.sleep(0.02)
@@ -505,6 +542,8 @@ class Engine:
                                                 self._here(scope or Scope(None))))
         if self.recovered:
             result["index"]["recovered"] = self.recovered
+        if self.cannot_index is not None:
+            result["index"]["readOnly"] = self.cannot_index
         return result
 
     def file_history(self, path: str, scope: Scope, *, limit: int = 50,
@@ -530,6 +569,21 @@ def _cleaned(query: str, filters: Filters, cursor: str | None
     clean = {f.name: _valid(getattr(filters, f.name)) for f in fields(filters)}
     return (jsonl.valid_text(query), Filters(**clean),
             cursor if cursor is None else jsonl.valid_text(cursor))
+
+
+def _unwritable(index_path: Path) -> str | None:
+    """Why this process cannot write the index or create it (None: it can, or its directory
+    does not exist yet, which opening then creates or refuses as it always has)."""
+    exists = index_path.is_file()
+    try:
+        if os.statvfs(index_path if exists else index_path.parent).f_flag & os.ST_RDONLY:
+            return "the index is on a read-only file system"
+    except OSError:
+        return None
+    for what in (index_path.parent, *([index_path] if exists else [])):
+        if not os.access(what, os.W_OK, effective_ids=os.access in os.supports_effective_ids):
+            return f"no permission to write {what}"
+    return None
 
 
 def _recovered(path: Path, moved: Path) -> str:

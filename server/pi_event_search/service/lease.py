@@ -339,7 +339,10 @@ class Lease:
         if self._held is not None and not self._held.lost:
             return os.getpid()
         seen = read_beat(self.path)
-        probe = locks.try_lock(self.path, shared=True)
+        try:
+            probe = locks.try_lock(self.path, shared=True)
+        except FileNotFoundError:  # none, and this process may not create it: none ever wrote
+            return None
         if probe is not None:  # nobody holds the flock: a holder without it, or none
             locks.unlock(probe)
             if seen is None or not seen.at or seen.silent() >= STALL or not _alive(seen.pid):
