@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from pi_event_search.core.authz import Scope
-from pi_event_search.query.ranking import CANDIDATES
+from pi_event_search.query.evidence import weights
+
+CANDIDATES = weights().max_events
 from pi_event_search.query.search import Filters, StaleCursor
 from pi_event_search.service.engine import Engine
 from pi_event_search.source.discovery import SessionDir

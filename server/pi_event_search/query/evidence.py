@@ -1,0 +1,399 @@
+"""The one scoring model of a search: each event's score from its evidence.
+
+A query term has alternatives: its words as typed, their other inflections, the word as a part of
+an identifier (and a camelCase term's parts as words), its developer synonyms. Each alternative
+has its own IDF (from its document count) and a discount below the typed word, and never counts
+for more than the typed word would: a common synonym cannot flood a rare word's place. A fragment
+holding an alternative scores bm25 for it with the word counted once: length normalised and
+saturated, so a 50,000-character page that holds a word scores far below a short message that
+says it. An event scores, for each term, the best of its fragments (words spread over its text
+and its tool call all count), summed over the terms; that sum is multiplied by a factor for the
+query's adjacent word pairs found together and in order in one fragment (the mark of words copied
+from the event) and, bounded, by the share of the informative words it holds. Recency breaks ties.
+
+Common words decide nothing alone (as Lucene's CommonTermsQuery): an alternative held by more than
+a share of the index only adds to the score of candidates that rarer ones chose. The candidates
+are the best fragments of each informative alternative by FTS5's bm25 (ORDER BY rank reads every
+match of the alternative, which is bounded because it is not common) and the newest fragments
+holding every term; a query of common words only is their conjunction's newest matches. The
+weights live in evidence.json, each chosen on the relevance set's dev split (docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import re
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any, NamedTuple
+
+from pi_event_search.index import memo
+from pi_event_search.query import prefixes
+from pi_event_search.query.expansions import camel_parts, synonyms
+from pi_event_search.query.inflect import forms
+from pi_event_search.query.matches import Query, fragment_filters, narrowed_any, tuples, words
+from pi_event_search.query.parse import Term
+
+SAMPLE = 1000  # newest matches read to estimate an alternative's document count
+_NO_TIME = -(1 << 62)
+_PHRASE = re.compile(r'"((?:[^"]|"")*)"')
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    k1: float
+    b: float
+    smooth: float  # added to a document count before its IDF: a word (nearly) absent from
+    # the index is most often the one remembered wrong, and must not outweigh the rest
+    inflected: float
+    parts: float
+    synonym: float
+    common_fraction: float  # an alternative in more than this share of the index is common...
+    common_floor: int  # ...when it is also in more than this many fragments...
+    common_cap: int  # ...and always past this many (what one ORDER BY rank may read)
+    per_alternative: int  # candidates per informative alternative
+    all_terms: int  # newest fragments holding every term
+    conjunction: int  # newest matches of a query of common words only
+    proximity: float
+    coverage: float
+    max_events: int  # the length of one search's order
+    kinds: dict[str, float]
+
+
+@lru_cache(maxsize=1)
+def weights() -> Weights:
+    data = json.loads(resources.files("pi_event_search.query").joinpath("evidence.json")
+                      .read_text(encoding="utf-8"))
+    data.pop("about", None)
+    return Weights(**data)
+
+
+@dataclass(frozen=True, slots=True)
+class Alt:
+    """One way a term is held: an FTS5 expression (its columns named), its discount, and whether
+    it counts for `match: "all"` (the words as typed or inflected)."""
+
+    term: int
+    expr: str
+    discount: float
+    exact: bool
+
+
+class Row(NamedTuple):
+    """A candidate fragment as the model reads it (size: stored characters)."""
+
+    fid: int
+    eid: int
+    kind: str
+    size: float
+    ts: int | None
+    sid: int
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """One event of the order: its evidence fragment, session row, the query terms (labels) it
+    holds and lacks."""
+
+    eid: int
+    fid: int
+    sid: int
+    matched: tuple[str, ...]
+    missing: tuple[str, ...]
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _any(phrases: Iterable[str]) -> str:
+    return " OR ".join(_quote(p) for p in phrases)
+
+
+def alternatives(conn: sqlite3.Connection, term: Term, i: int, w: Weights,
+                 prefix: str | None) -> list[Alt]:
+    typed = term.typed
+    if prefix is not None and typed.endswith("*") and " " not in term.label:
+        found = prefixes.terms(conn, prefix)
+        if 0 < len(found) <= prefixes.MAX_TERMS:
+            typed = "(" + _any(found) + ")"
+    out = [Alt(i, words(typed), 1.0, True)]
+    if term.quoted or typed.endswith("*") or typed.startswith("("):
+        return out
+    if term.inflected:
+        others = [p.replace('""', '"') for p in _PHRASE.findall(term.inflected)]
+        others = [p for p in others if p.lower() != " ".join(term.tokens)]
+        if others:
+            out.append(Alt(i, words(_any(others)), w.inflected, True))
+    parts = camel_parts(term.raw)
+    whole = f"parts : ({term.inflected or typed})"
+    out.append(Alt(i, f"{whole} OR {words(_quote(' '.join(parts)))}" if parts else whole,
+                   w.parts, False))
+    if term.word:
+        syn = sorted({f for s in synonyms(term.word) for f in forms(s)})
+        if syn:
+            out.append(Alt(i, words(_any(syn)), w.synonym, False))
+    return out
+
+
+def _total(conn: sqlite3.Connection) -> int:
+    known = memo.of(conn, "fragments")
+    if "n" not in known:
+        known["n"] = conn.execute("SELECT max(fid) AS n FROM fragments").fetchone()["n"] or 1
+    return int(known["n"])
+
+
+def _average_size(conn: sqlite3.Connection) -> float:
+    """The average stored size of a fragment, over the newest ones (a sample: a full scan reads
+    the whole table)."""
+    known = memo.of(conn, "fragments")
+    if "avg" not in known:
+        n = _total(conn)
+        row = conn.execute(
+            "SELECT avg(length(text) * (CASE typeof(text) WHEN 'blob' THEN 2.5 ELSE 1.0 END)) "
+            "AS a FROM fragments WHERE fid > ?", (n - 20000,)).fetchone()
+        known["avg"] = float(row["a"] or 1.0) or 1.0
+    return float(known["avg"])
+
+
+def document_count(conn: sqlite3.Connection, expr: str) -> int:
+    """Fragments an expression matches, about: counted up to SAMPLE of the newest, and a common
+    one's count extrapolated from how far back those reach (an exact count walks the whole
+    posting list: 25 ms for `the` at 250 MB, where an IDF needs only its order of magnitude)."""
+    known = memo.of(conn, "document_count")
+    if expr not in known:
+        n = _total(conn)
+        count, low = tuples(conn).execute(
+            "SELECT count(*), min(rowid) FROM (SELECT rowid FROM fts WHERE fts MATCH ? "
+            "ORDER BY rowid DESC LIMIT ?)", (expr, SAMPLE)).fetchone()
+        known[expr] = count if count < SAMPLE else int(count * n / max(1, n - low + 1))
+    return int(known[expr])
+
+
+def _columns(q: Query) -> tuple[str, list[Any]]:
+    kind_where, kind_params = fragment_filters(q.filters)
+    extra = (" AND " + " AND ".join(kind_where)) if kind_where else ""
+    return f"{' AND '.join(q.where)}{extra}", [*q.params, *kind_params]
+
+
+_ROW = """SELECT f.fid, f.eid, f.kind,
+         length(f.text) * (CASE typeof(f.text) WHEN 'blob' THEN 2.5 ELSE 1.0 END), e.ts_ms, e.sid
+  FROM fts JOIN fragments f ON f.fid = fts.rowid JOIN events e ON e.eid = f.eid
+  JOIN sessions s ON s.sid = e.sid"""
+
+
+def _best(conn: sqlite3.Connection, q: Query, expr: str, limit: int) -> list[Row]:
+    """The visible, filtered fragments an expression matches, best by FTS5's bm25 first (the
+    text column counts in full, the tool and error column half, identifier parts 0.8)."""
+    where, params = _columns(q)
+    sql = (f"{_ROW} WHERE fts MATCH ? AND fts.rank MATCH 'bm25(1.0, 0.5, 0.8)' AND {where} "
+           f"ORDER BY fts.rank LIMIT {int(limit)}")
+    return [Row._make(r) for r in tuples(conn).execute(sql, [narrowed_any(q, expr), *params])]
+
+
+def _newest(conn: sqlite3.Connection, q: Query, expr: str, limit: int) -> list[Row]:
+    where, params = _columns(q)
+    sql = f"{_ROW} WHERE fts MATCH ? AND {where} ORDER BY fts.rowid DESC LIMIT {int(limit)}"
+    return [Row._make(r) for r in tuples(conn).execute(sql, [narrowed_any(q, expr), *params])]
+
+
+def conjunction(alts: list[Alt], terms: int) -> str:
+    """Every term as typed or inflected, in one fragment."""
+    return " AND ".join("(" + " OR ".join(a.expr for a in alts if a.term == i and a.exact) + ")"
+                        for i in range(terms))
+
+
+def every_term(conn: sqlite3.Connection, q: Query) -> str | None:
+    """The FTS5 expression of the fragments holding every term of the query."""
+    terms = q.parsed.terms
+    if not terms:
+        return None
+    w = weights()
+    return conjunction([a for i, t in enumerate(terms) for a in alternatives(
+        conn, t, i, w, q.parsed.prefix if i == len(terms) - 1 else None)], len(terms))
+
+
+def scored(conn: sqlite3.Connection, q: Query, exact: bool) -> list[Scored]:
+    """Every event of the query's order, best first (at most max_events)."""
+    w = weights()
+    terms = q.parsed.terms
+    if not terms:
+        return []
+    alts = [a for i, t in enumerate(terms)
+            for a in alternatives(conn, t, i, w, q.parsed.prefix if i == len(terms) - 1 else None)]
+    n = _total(conn)
+    df = [document_count(conn, a.expr) for a in alts]
+    typed_idf = [0.0] * len(terms)
+    idf = []
+    for a, d in zip(alts, df, strict=True):
+        value = math.log(1 + (n - d + 0.5) / (d + w.smooth + 0.5))
+        if a.discount == 1.0:
+            typed_idf[a.term] = value
+        idf.append(value)
+    gain = [a.discount * (idf[k] if a.discount == 1.0 else min(idf[k], typed_idf[a.term]))
+            for k, a in enumerate(alts)]
+    cutoff = min(w.common_cap, max(w.common_floor, int(w.common_fraction * n)))
+    quoted = [words(t.typed) for t in terms if t.quoted]
+    required = " AND ".join(quoted)
+    every = conjunction(alts, len(terms))
+
+    def needing(expr: str) -> str:
+        return f"({expr}) AND {required}" if required and expr != required else expr
+
+    rows: dict[int, Row] = {}
+    chosen: list[str] = []
+    informative = [k for k, a in enumerate(alts) if 0 < df[k] <= cutoff]
+    single = len(terms) == 1
+    for k in informative:
+        expr = needing(alts[k].expr)
+        found = _best(conn, q, expr, w.max_events if single else w.per_alternative)
+        if found:
+            chosen.append(expr)
+            rows.update((r.fid, r) for r in found)
+    if len(terms) > 1 or not informative:
+        found = _newest(conn, q, every, w.all_terms if informative else w.conjunction)
+        if found:
+            chosen.append(every)
+            rows.update((r.fid, r) for r in found)
+    if not rows:
+        return []
+    return _rank(conn, q, exact, alts, gain, chosen, rows, w)
+
+
+def _rank(conn: sqlite3.Connection, q: Query, exact: bool, alts: list[Alt], gain: list[float],
+          chosen: list[str], rows: dict[int, Row], w: Weights) -> list[Scored]:
+    terms = q.parsed.terms
+    # Each candidate event's fragments (consecutive fids), so that a term held by another of its
+    # fragments than the one that made it a candidate counts too.
+    eids = sorted({r.eid for r in rows.values()})
+    spans = _spans(conn, eids)
+    starts = [spans[e][0] for e in eids]
+    low, high = starts[0], max(spans[e][1] for e in eids)
+
+    def event_of(fid: int) -> int | None:
+        at = bisect.bisect_right(starts, fid) - 1
+        if at < 0:
+            return None
+        eid = eids[at]
+        return eid if fid <= spans[eid][1] else None
+
+    chosen_expr = " OR ".join(f"({c})" for c in chosen)
+    held: dict[int, list[int]] = {}  # fid -> alternatives it holds
+    for k, a in enumerate(alts):
+        for (fid,) in tuples(conn).execute(
+                "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?",
+                (narrowed_any(q, f"({a.expr}) AND ({chosen_expr})"), low, high)):
+            if fid in rows or event_of(fid) is not None:
+                held.setdefault(fid, []).append(k)
+    missing_rows = [fid for fid in held if fid not in rows]
+    if missing_rows:
+        rows.update(_fragments(conn, q, missing_rows))
+    pairs = _pairs(conn, q, chosen_expr, low, high) if w.proximity and len(terms) > 1 else {}
+    npairs = max(1, len(terms) - 1)
+    avg = _average_size(conn)
+    k1, b = w.k1, w.b
+    kinds = w.kinds
+    every = len(terms)
+    # Each term's own weight (its words as typed): the share of it an event holds is coverage.
+    own = {a.term: gain[k] for k, a in enumerate(alts) if a.discount == 1.0}
+    own_total = sum(own.values()) or 1.0
+    events: dict[int, dict[int, float]] = {}
+    exact_held: dict[int, set[int]] = {}
+    evidence: dict[int, tuple[float, int]] = {}
+    near: dict[int, int] = {}
+    meta: dict[int, tuple[int, int]] = {}
+    for fid, ks in held.items():
+        r = rows.get(fid)
+        if r is None:  # filtered out (kind, tool)
+            continue
+        eid = r.eid
+        sat = (k1 + 1) / (1 + k1 * (1 - b + b * r.size / avg)) * kinds.get(r.kind, 1.0)
+        best = events.setdefault(eid, {})
+        total = 0.0
+        per: dict[int, float] = {}
+        for k in ks:
+            a = alts[k]
+            c = gain[k] * sat
+            if per.get(a.term, 0.0) < c:
+                per[a.term] = c
+            if a.exact:
+                exact_held.setdefault(eid, set()).add(a.term)
+        for t, c in per.items():
+            total += c
+            if best.get(t, 0.0) < c:
+                best[t] = c
+        old = evidence.get(eid)
+        if old is None or total > old[0] or (total == old[0] and fid < old[1]):
+            evidence[eid] = (total, fid)
+        if pairs.get(fid, 0) > near.get(eid, 0):
+            near[eid] = pairs[fid]
+        meta[eid] = (r.sid, r.ts if r.ts is not None else _NO_TIME)
+    quoted = {i for i, t in enumerate(terms) if t.quoted}
+    keyed: list[tuple[tuple[float, int, int], Scored]] = []
+    labels = [t.label for t in terms]
+    for eid, best in events.items():
+        if quoted and not quoted <= exact_held.get(eid, set()):
+            continue
+        if exact and len(exact_held.get(eid, ())) < every:
+            continue
+        base = sum(best.values())
+        coverage = sum(own.get(t, 0.0) for t in best) / own_total
+        score = base * (1 + w.proximity * near.get(eid, 0) / npairs) * (1 + w.coverage * coverage)
+        sid, ts = meta[eid]
+        matched = tuple(labels[i] for i in range(every) if i in best)
+        missing = tuple(labels[i] for i in range(every) if i not in best)
+        keyed.append(((-round(score, 9), -ts, eid),
+                      Scored(eid, evidence[eid][1], sid, matched, missing)))
+    keyed.sort(key=lambda kv: kv[0])
+    return [s for _, s in keyed[: w.max_events]]
+
+
+def _spans(conn: sqlite3.Connection, eids: list[int]) -> dict[int, tuple[int, int]]:
+    out: dict[int, tuple[int, int]] = {}
+    for at in range(0, len(eids), 500):
+        chunk = eids[at:at + 500]
+        for eid, lo, hi in tuples(conn).execute(
+                f"SELECT eid, min(fid), max(fid) FROM fragments WHERE eid IN "
+                f"({','.join('?' * len(chunk))}) GROUP BY eid", chunk):
+            out[eid] = (lo, hi)
+    return out
+
+
+def _fragments(conn: sqlite3.Connection, q: Query, fids: list[int]
+               ) -> dict[int, Row]:
+    """The rows of more fragments of candidate events, when they pass the fragment filters."""
+    kind_where, kind_params = fragment_filters(q.filters)
+    extra = (" AND " + " AND ".join(kind_where)) if kind_where else ""
+    out: dict[int, Row] = {}
+    for at in range(0, len(fids), 500):
+        chunk = fids[at:at + 500]
+        for r in tuples(conn).execute(
+                f"""SELECT f.fid, f.eid, f.kind,
+                   length(f.text) * (CASE typeof(f.text) WHEN 'blob' THEN 2.5 ELSE 1.0 END),
+                   e.ts_ms, e.sid FROM fragments f JOIN events e ON e.eid = f.eid
+                   WHERE f.fid IN ({','.join('?' * len(chunk))}){extra}""",
+                [*chunk, *kind_params]):
+            out[r[0]] = Row._make(r)
+    return out
+
+
+def _pairs(conn: sqlite3.Connection, q: Query, chosen: str, low: int, high: int
+           ) -> dict[int, int]:
+    """For each fragment, how many of the query's adjacent word pairs it holds side by side and
+    in order (the last word of a term, then the first of the next, as typed)."""
+    terms = q.parsed.terms
+    out: dict[int, int] = {}
+    for a, b in zip(terms, terms[1:], strict=False):
+        if not a.tokens or not b.tokens:
+            continue
+        pair = words(_quote(f"{a.tokens[-1]} {b.tokens[0]}"))
+        for (fid,) in tuples(conn).execute(
+                "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?",
+                (narrowed_any(q, f"{pair} AND ({chosen})"), low, high)):
+            out[fid] = out.get(fid, 0) + 1
+    return out
