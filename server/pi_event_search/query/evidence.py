@@ -262,11 +262,19 @@ def scored(conn: sqlite3.Connection, q: Query, exact: bool) -> list[Scored]:
             rows.update((r.fid, r) for r in found)
     if not rows:
         return []
-    return _rank(conn, q, exact, alts, gain, chosen, rows, w)
+    strength = [_strength(n, d) if 0 < d <= cutoff else 0.0 for d in df]
+    return _rank(conn, q, exact, alts, gain, strength, chosen, rows, w)
+
+
+def _strength(n: int, df: int) -> float:
+    """FTS5's own IDF of an alternative (log((N - n + 0.5) / (n + 0.5)), at least 1e-6): its
+    bm25 divided by this is what the word's occurrences and the fragment's length make of it."""
+    return max(1e-6, math.log((n - df + 0.5) / (df + 0.5)))
 
 
 def _rank(conn: sqlite3.Connection, q: Query, exact: bool, alts: list[Alt], gain: list[float],
-          chosen: list[str], rows: dict[int, Row], w: Weights) -> list[Scored]:
+          strength: list[float], chosen: list[str], rows: dict[int, Row], w: Weights
+          ) -> list[Scored]:
     terms = q.parsed.terms
     # Each candidate event's fragments (consecutive fids), so that a term held by another of its
     # fragments than the one that made it a candidate counts too.
@@ -283,13 +291,23 @@ def _rank(conn: sqlite3.Connection, q: Query, exact: bool, alts: list[Alt], gain
         return eid if fid <= spans[eid][1] else None
 
     chosen_expr = " OR ".join(f"({c})" for c in chosen)
-    held: dict[int, list[int]] = {}  # fid -> alternatives it holds
+    # fid -> the alternatives it holds, each with what its occurrences and the fragment's length
+    # make of it: bm25 over the IDF for an informative alternative (FTS5 reads its matches, few by
+    # definition), the word counted once for a common one (found among the candidates only).
+    held: dict[int, list[tuple[int, float | None]]] = {}
     for k, a in enumerate(alts):
-        for (fid,) in tuples(conn).execute(
-                "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?",
-                (narrowed_any(q, f"({a.expr}) AND ({chosen_expr})"), low, high)):
+        if strength[k]:
+            found = tuples(conn).execute(
+                "SELECT rowid, bm25(fts, 1.0, 0.5, 0.8) FROM fts WHERE fts MATCH ? "
+                "AND rowid BETWEEN ? AND ?", (a.expr, low, high))
+        else:
+            found = tuples(conn).execute(
+                "SELECT rowid, NULL FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?",
+                (narrowed_any(q, f"({a.expr}) AND ({chosen_expr})"), low, high))
+        for fid, bm25 in found:
             if fid in rows or event_of(fid) is not None:
-                held.setdefault(fid, []).append(k)
+                held.setdefault(fid, []).append(
+                    (k, None if bm25 is None else -bm25 / strength[k]))
     missing_rows = [fid for fid in held if fid not in rows]
     if missing_rows:
         rows.update(_fragments(conn, q, missing_rows))
@@ -312,13 +330,14 @@ def _rank(conn: sqlite3.Connection, q: Query, exact: bool, alts: list[Alt], gain
         if r is None:  # filtered out (kind, tool)
             continue
         eid = r.eid
-        sat = (k1 + 1) / (1 + k1 * (1 - b + b * r.size / avg)) * kinds.get(r.kind, 1.0)
+        kind = kinds.get(r.kind, 1.0)
+        once = (k1 + 1) / (1 + k1 * (1 - b + b * r.size / avg))
         best = events.setdefault(eid, {})
         total = 0.0
         per: dict[int, float] = {}
-        for k in ks:
+        for k, tf in ks:
             a = alts[k]
-            c = gain[k] * sat
+            c = gain[k] * (once if tf is None else tf) * kind
             if per.get(a.term, 0.0) < c:
                 per[a.term] = c
             if a.exact:
