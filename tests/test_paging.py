@@ -12,11 +12,11 @@ import pytest
 
 from pi_event_search.core.authz import Scope
 from pi_event_search.query.evidence import weights
-
-CANDIDATES = weights().max_events
 from pi_event_search.query.search import Filters, StaleCursor
 from pi_event_search.service.engine import Engine
 from pi_event_search.source.discovery import SessionDir
+
+CANDIDATES = weights().max_events  # the events the scored order holds
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from corpus import VISIBLE_ROOT, generate  # noqa: E402

@@ -168,10 +168,11 @@ def document_count(conn: sqlite3.Connection, expr: str) -> int:
     known = memo.of(conn, "document_count")
     if expr not in known:
         n = _total(conn)
-        count, low = tuples(conn).execute(
-            "SELECT count(*), min(rowid) FROM (SELECT rowid FROM fts WHERE fts MATCH ? "
-            "ORDER BY rowid DESC LIMIT ?)", (expr, SAMPLE)).fetchone()
-        known[expr] = count if count < SAMPLE else int(count * n / max(1, n - low + 1))
+        row = conn.execute(
+            "SELECT count(*) AS count, min(rowid) AS low FROM (SELECT rowid FROM fts "
+            "WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?)", (expr, SAMPLE)).fetchone()
+        count = row["count"]
+        known[expr] = count if count < SAMPLE else int(count * n / max(1, n - row["low"] + 1))
     return int(known[expr])
 
 
@@ -297,14 +298,16 @@ def _rank(conn: sqlite3.Connection, q: Query, exact: bool, alts: list[Alt], gain
     held: dict[int, list[tuple[int, float | None]]] = {}
     for k, a in enumerate(alts):
         if strength[k]:
-            found = tuples(conn).execute(
-                "SELECT rowid, bm25(fts, 1.0, 0.5, 0.8) FROM fts WHERE fts MATCH ? "
-                "AND rowid BETWEEN ? AND ?", (a.expr, low, high))
+            found = conn.execute(
+                "SELECT rowid AS fid, bm25(fts, 1.0, 0.5, 0.8) AS bm25 FROM fts "
+                "WHERE fts MATCH ? AND rowid BETWEEN ? AND ?", (a.expr, low, high))
         else:
-            found = tuples(conn).execute(
-                "SELECT rowid, NULL FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?",
+            found = conn.execute(
+                "SELECT rowid AS fid, NULL AS bm25 FROM fts WHERE fts MATCH ? "
+                "AND rowid BETWEEN ? AND ?",
                 (narrowed_any(q, f"({a.expr}) AND ({chosen_expr})"), low, high))
-        for fid, bm25 in found:
+        for hit in found:
+            fid, bm25 = hit["fid"], hit["bm25"]
             if fid in rows or event_of(fid) is not None:
                 held.setdefault(fid, []).append(
                     (k, None if bm25 is None else -bm25 / strength[k]))
@@ -376,10 +379,10 @@ def _spans(conn: sqlite3.Connection, eids: list[int]) -> dict[int, tuple[int, in
     out: dict[int, tuple[int, int]] = {}
     for at in range(0, len(eids), 500):
         chunk = eids[at:at + 500]
-        for eid, lo, hi in tuples(conn).execute(
-                f"SELECT eid, min(fid), max(fid) FROM fragments WHERE eid IN "
+        for r in conn.execute(
+                f"SELECT eid, min(fid) AS lo, max(fid) AS hi FROM fragments WHERE eid IN "
                 f"({','.join('?' * len(chunk))}) GROUP BY eid", chunk):
-            out[eid] = (lo, hi)
+            out[r["eid"]] = (r["lo"], r["hi"])
     return out
 
 
@@ -391,13 +394,13 @@ def _fragments(conn: sqlite3.Connection, q: Query, fids: list[int]
     out: dict[int, Row] = {}
     for at in range(0, len(fids), 500):
         chunk = fids[at:at + 500]
-        for r in tuples(conn).execute(
+        for r in map(Row._make, tuples(conn).execute(
                 f"""SELECT f.fid, f.eid, f.kind,
                    length(f.text) * (CASE typeof(f.text) WHEN 'blob' THEN 2.5 ELSE 1.0 END),
                    e.ts_ms, e.sid FROM fragments f JOIN events e ON e.eid = f.eid
                    WHERE f.fid IN ({','.join('?' * len(chunk))}){extra}""",
-                [*chunk, *kind_params]):
-            out[r[0]] = Row._make(r)
+                [*chunk, *kind_params])):
+            out[r.fid] = r
     return out
 
 
@@ -411,8 +414,8 @@ def _pairs(conn: sqlite3.Connection, q: Query, chosen: str, low: int, high: int
         if not a.tokens or not b.tokens:
             continue
         pair = words(_quote(f"{a.tokens[-1]} {b.tokens[0]}"))
-        for (fid,) in tuples(conn).execute(
-                "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?",
+        for r in conn.execute(
+                "SELECT rowid AS fid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?",
                 (narrowed_any(q, f"{pair} AND ({chosen})"), low, high)):
-            out[fid] = out.get(fid, 0) + 1
+            out[r["fid"]] = out.get(r["fid"], 0) + 1
     return out

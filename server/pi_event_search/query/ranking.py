@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pi_event_search.index import memo
-from pi_event_search.query.evidence import Scored, every_term, scored, weights
+from pi_event_search.query.evidence import Row, Scored, every_term, scored, weights
 
 # Their home is matches.py; search.py and groups.py import them from here too.
 from pi_event_search.query.matches import Query as Query
@@ -89,12 +89,12 @@ def walk(conn: sqlite3.Connection, q: Query, at: Position
         rows = window(conn, expr, q, f"fts.rowid < {int(below)}", WINDOW)
         if not rows:
             return
-        for fid, eid, _kind, _size, _ts, sid in rows:
-            first = _first_fid(conn, eid)
-            if eid not in listed:
-                listed.add(eid)
+        for r in map(Row._make, rows):
+            first = _first_fid(conn, r.eid)
+            if r.eid not in listed:
+                listed.add(r.eid)
                 shown += 1
-                yield Picked(eid, fid, sid, labels, ()), Position(shown, first)
+                yield Picked(r.eid, r.fid, r.sid, labels, ()), Position(shown, first)
             below = min(below, first)
         if len(rows) < WINDOW:
             return

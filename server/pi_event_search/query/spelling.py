@@ -21,7 +21,6 @@ from typing import Any
 from pi_event_search.core.wire import Correction, DidYouMean
 from pi_event_search.index import memo
 from pi_event_search.query.inflect import forms
-from pi_event_search.query.matches import tuples
 from pi_event_search.query.parse import Parsed
 from pi_event_search.query.prefixes import terms as prefix_terms
 
@@ -39,7 +38,7 @@ def doc_counts(conn: sqlite3.Connection, tokens: set[str]) -> dict[str, int]:
     wanted = [t for t in tokens if t not in known]
     if wanted:
         conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {_VOCAB} USING fts5vocab(main, fts, row)")
-        found = {r[0]: r[1] for r in tuples(conn).execute(
+        found = {r["term"]: r["doc"] for r in conn.execute(
             f"SELECT term, doc FROM {_VOCAB} WHERE term IN ({','.join('?' * len(wanted))})",
             wanted)}
         for t in wanted:
