@@ -75,7 +75,7 @@ def grouped(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope
             tops = tops[:limit]
             ranks = [0] * len(tops)  # the newest events: every score is 0
         else:
-            start = Position(*position(at, 2))
+            start = Position(*position(at, 2)) if at else Position()
             tops, ranks, end = _ranked(conn, q.ranking, start, limit)
             after = None if end is None else (end.shown, end.below)
             counts = _counts(conn, q.ranking, [p.sid for p in tops])

@@ -176,7 +176,7 @@ def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope,
             after: tuple[int, ...] | None = (offset + limit,) if len(picked) > limit else None
             picked = picked[:limit]
         else:
-            start = Position(*position(at, 2))
+            start = Position(*position(at, 2)) if at else Position()
             offset = start.shown
             picked, end = ranked(conn, q.ranking, start, limit)
             after = None if end is None else (end.shown, end.below)
