@@ -24,12 +24,14 @@ from __future__ import annotations
 import bisect
 import json
 import math
+import os
 import re
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from pi_event_search.index import memo
@@ -67,9 +69,14 @@ class Weights:
 
 @lru_cache(maxsize=1)
 def weights() -> Weights:
+    """evidence.json's weights; PI_EVENT_SEARCH_EVIDENCE names a JSON file of some to change
+    instead (bench/relevance tunes them without reinstalling)."""
     data = json.loads(resources.files("pi_event_search.query").joinpath("evidence.json")
                       .read_text(encoding="utf-8"))
     data.pop("about", None)
+    other = os.environ.get("PI_EVENT_SEARCH_EVIDENCE")
+    if other:
+        data.update(json.loads(Path(other).read_text(encoding="utf-8")))
     return Weights(**data)
 
 
