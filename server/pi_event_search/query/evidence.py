@@ -63,6 +63,7 @@ class Weights:
     conjunction: int  # newest matches of a query of common words only
     proximity: float
     coverage: float
+    turn: float  # of a term its turn's other event holds, relative to holding it itself
     max_events: int  # the length of one search's order
     kinds: dict[str, float]
 
@@ -286,7 +287,10 @@ def _rank(conn: sqlite3.Connection, q: Query, exact: bool, alts: list[Alt], gain
     terms = q.parsed.terms
     # Each candidate event's fragments (consecutive fids), so that a term held by another of its
     # fragments than the one that made it a candidate counts too.
-    eids = sorted({r.eid for r in rows.values()})
+    candidates = {r.eid for r in rows.values()}
+    # A tool call and its result, a question and its answer: one turn, often remembered as one.
+    partner = _turns(conn, sorted(candidates)) if w.turn else {}
+    eids = sorted(candidates | set(partner.values()))
     spans = _spans(conn, eids)
     starts = [spans[e][0] for e in eids]
     low, high = starts[0], max(spans[e][1] for e in eids)
@@ -366,11 +370,14 @@ def _rank(conn: sqlite3.Connection, q: Query, exact: bool, alts: list[Alt], gain
     keyed: list[tuple[tuple[float, int, int], Scored]] = []
     labels = [t.label for t in terms]
     for eid, best in events.items():
+        if eid not in candidates:  # a partner only: it lends its words, unfiltered
+            continue
         if quoted and not quoted <= exact_held.get(eid, set()):
             continue
         if exact and len(exact_held.get(eid, ())) < every:
             continue
-        base = sum(best.values())
+        lent = events.get(partner[eid], {}) if eid in partner else {}
+        base = sum(max(best.get(t, 0.0), w.turn * lent.get(t, 0.0)) for t in best.keys() | lent)
         coverage = sum(own.get(t, 0.0) for t in best) / own_total
         score = base * (1 + w.proximity * near.get(eid, 0) / npairs) * (1 + w.coverage * coverage)
         sid, ts = meta[eid]
@@ -425,4 +432,30 @@ def _pairs(conn: sqlite3.Connection, q: Query, chosen: str, low: int, high: int
                 "SELECT rowid AS fid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?",
                 (narrowed_any(q, f"{pair} AND ({chosen})"), low, high)):
             out[r["fid"]] = out.get(r["fid"], 0) + 1
+    return out
+
+
+def _turns(conn: sqlite3.Connection, eids: list[int]) -> dict[int, int]:
+    """Each event's other half of its turn: a tool result's call and a call's result (the
+    assistant message that made it), a user message's answer (its first assistant child) and an
+    assistant message's question (its user parent)."""
+    out: dict[int, int] = {}
+    for at in range(0, len(eids), 500):
+        chunk = eids[at:at + 500]
+        marks = ",".join("?" * len(chunk))
+        for sql in (f"""
+            SELECT r.eid AS a, c.eid AS b FROM relations r JOIN events e ON e.eid = r.eid
+            JOIN calls c ON c.sid = e.sid AND c.call_id = r.target
+            WHERE r.type = 'tool-result-for' AND r.eid IN ({marks})""", f"""
+            SELECT c.eid AS a, r.eid AS b FROM calls c JOIN relations r
+            ON r.type = 'tool-result-for' AND r.target = c.call_id
+            JOIN events e ON e.eid = r.eid AND e.sid = c.sid WHERE c.eid IN ({marks})""", f"""
+            SELECT u.eid AS a, min(x.eid) AS b FROM events u JOIN events x ON x.sid = u.sid
+            AND x.parent_id = u.entry_id AND x.role = 'assistant'
+            WHERE u.role = 'user' AND u.eid IN ({marks}) GROUP BY u.eid""", f"""
+            SELECT x.eid AS a, u.eid AS b FROM events x JOIN events u ON u.sid = x.sid
+            AND u.entry_id = x.parent_id AND u.role = 'user'
+            WHERE x.role = 'assistant' AND x.eid IN ({marks})"""):
+            for r in conn.execute(sql, chunk):
+                out.setdefault(r["a"], r["b"])
     return out

@@ -51,7 +51,7 @@ def order(conn: sqlite3.Connection, q: Query) -> list[Scored]:
     """The query's scored order; remembered while the index is unchanged."""
     known = memo.of(conn, "order")
     key = (q.parsed, repr(q.filters), tuple(q.where), tuple(map(repr, q.params)), q.scope_fts,
-           q.relax)
+           q.relax, id(weights()))
     found: list[Scored] | None = known.get(key)
     if found is None:
         found = known[key] = scored(conn, q, exact=not q.relax)
