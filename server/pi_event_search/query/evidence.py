@@ -211,10 +211,14 @@ def _newest(conn: sqlite3.Connection, q: Query, expr: str, limit: int) -> list[R
     return [Row._make(r) for r in tuples(conn).execute(sql, [narrowed_any(q, expr), *params])]
 
 
-def conjunction(alts: list[Alt], terms: int) -> str:
-    """Every term as typed or inflected, in one fragment."""
+def conjunction(alts: list[Alt], terms: Iterable[int]) -> str:
+    """Each of these terms as typed or inflected, in one fragment."""
     return " AND ".join("(" + " OR ".join(a.expr for a in alts if a.term == i and a.exact) + ")"
-                        for i in range(terms))
+                        for i in terms)
+
+
+def _term_df(alts: list[Alt], df: list[int], term: int) -> int:
+    return sum(df[k] for k, a in enumerate(alts) if a.term == term and a.exact)
 
 
 def every_term(conn: sqlite3.Connection, q: Query) -> str | None:
@@ -224,7 +228,7 @@ def every_term(conn: sqlite3.Connection, q: Query) -> str | None:
         return None
     w = weights()
     return conjunction([a for i, t in enumerate(terms) for a in alternatives(
-        conn, t, i, w, q.parsed.prefix if i == len(terms) - 1 else None)], len(terms))
+        conn, t, i, w, q.parsed.prefix if i == len(terms) - 1 else None)], range(len(terms)))
 
 
 def scored(conn: sqlite3.Connection, q: Query, exact: bool) -> list[Scored]:
@@ -249,7 +253,6 @@ def scored(conn: sqlite3.Connection, q: Query, exact: bool) -> list[Scored]:
     cutoff = min(w.common_cap, max(w.common_floor, int(w.common_fraction * n)))
     quoted = [words(t.typed) for t in terms if t.quoted]
     required = " AND ".join(quoted)
-    every = conjunction(alts, len(terms))
 
     def needing(expr: str) -> str:
         return f"({expr}) AND {required}" if required and expr != required else expr
@@ -265,10 +268,18 @@ def scored(conn: sqlite3.Connection, q: Query, exact: bool) -> list[Scored]:
             chosen.append(expr)
             rows.update((r.fid, r) for r in found)
     if len(terms) > 1 or not informative:
-        found = _newest(conn, q, every, w.all_terms if informative else w.conjunction)
-        if found:
-            chosen.append(every)
-            rows.update((r.fid, r) for r in found)
+        # Every term a fragment can hold (a word the index holds nowhere cannot be required).
+        held = [i for i in range(len(terms))
+                if any(df[k] for k, a in enumerate(alts) if a.term == i and a.exact)]
+        tried = [conjunction(alts, held)] if held else []
+        if not informative and len(held) > 1:  # common words only, not all together: the rarest
+            tried.append(conjunction(alts, [min(held, key=lambda i: _term_df(alts, df, i))]))
+        for expr in tried:
+            found = _newest(conn, q, needing(expr), w.all_terms if informative else w.conjunction)
+            if found:
+                chosen.append(needing(expr))
+                rows.update((r.fid, r) for r in found)
+                break
     if not rows:
         return []
     strength = [_strength(n, d) if 0 < d <= cutoff else 0.0 for d in df]
