@@ -22,13 +22,14 @@ weights live in evidence.json, each chosen on the relevance set's dev split (doc
 from __future__ import annotations
 
 import bisect
+import heapq
 import json
 import math
 import os
 import re
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -64,6 +65,7 @@ class Weights:
     proximity: float
     coverage: float
     turn: float  # of a term its turn's other event holds, relative to holding it itself
+    turns: int  # the best events whose turn lends them words
     max_events: int  # the length of one search's order
     kinds: dict[str, float]
 
@@ -164,7 +166,7 @@ def _average_size(conn: sqlite3.Connection) -> float:
         n = _total(conn)
         row = conn.execute(
             "SELECT avg(length(text) * (CASE typeof(text) WHEN 'blob' THEN 2.5 ELSE 1.0 END)) "
-            "AS a FROM fragments WHERE fid > ?", (n - 20000,)).fetchone()
+            "AS a FROM fragments WHERE fid > ?", (n - 2000,)).fetchone()
         known["avg"] = float(row["a"] or 1.0) or 1.0
     return float(known["avg"])
 
@@ -296,108 +298,151 @@ def _rank(conn: sqlite3.Connection, q: Query, exact: bool, alts: list[Alt], gain
           strength: list[float], chosen: list[str], rows: dict[int, Row], w: Weights
           ) -> list[Scored]:
     terms = q.parsed.terms
-    # Each candidate event's fragments (consecutive fids), so that a term held by another of its
-    # fragments than the one that made it a candidate counts too.
     candidates = {r.eid for r in rows.values()}
-    # A tool call and its result, a question and its answer: one turn, often remembered as one.
-    partner = _turns(conn, sorted(candidates)) if w.turn else {}
-    eids = sorted(candidates | set(partner.values()))
-    spans = _spans(conn, eids)
-    starts = [spans[e][0] for e in eids]
-    low, high = starts[0], max(spans[e][1] for e in eids)
-
-    def event_of(fid: int) -> int | None:
-        at = bisect.bisect_right(starts, fid) - 1
-        if at < 0:
-            return None
-        eid = eids[at]
-        return eid if fid <= spans[eid][1] else None
-
+    # Each candidate event's fragments (consecutive fids), so that a term held by another of its
+    # fragments than the one that made it a candidate counts too; and its neighbours', where the
+    # other event of its turn most often is (a call's result, a question's answer).
+    near_by = candidates | ({e + d for e in candidates for d in (-1, 1)} if w.turn else set())
+    every_span = _spans(conn, sorted(near_by))
+    spans = {eid: span for eid, span in every_span.items() if eid in candidates}
+    relevant = {fid for lo, hi in every_span.values() for fid in range(lo, hi + 1)}
+    low = min(lo for lo, _ in spans.values())
+    high = max(hi for _, hi in spans.values())
     chosen_expr = " OR ".join(f"({c})" for c in chosen)
     # fid -> the alternatives it holds, each with what its occurrences and the fragment's length
     # make of it: bm25 over the IDF for an informative alternative (FTS5 reads its matches, few by
-    # definition), the word counted once for a common one (found among the candidates only).
+    # definition), the word counted once (None) for a common one, found among the candidates'
+    # own matches only.
     held: dict[int, list[tuple[int, float | None]]] = {}
     for k, a in enumerate(alts):
         if strength[k]:
-            found = conn.execute(
+            found = _named(conn).execute(
                 "SELECT rowid AS fid, bm25(fts, 1.0, 0.5, 0.8) AS bm25 FROM fts "
                 "WHERE fts MATCH ? AND rowid BETWEEN ? AND ?", (a.expr, low, high))
         else:
-            found = conn.execute(
+            found = _named(conn).execute(
                 "SELECT rowid AS fid, NULL AS bm25 FROM fts WHERE fts MATCH ? "
                 "AND rowid BETWEEN ? AND ?",
                 (narrowed_any(q, f"({a.expr}) AND ({chosen_expr})"), low, high))
-        for hit in found:
-            fid, bm25 = hit["fid"], hit["bm25"]
-            if fid in rows or event_of(fid) is not None:
+        for fid, bm25 in found:
+            if fid in relevant:
                 held.setdefault(fid, []).append(
                     (k, None if bm25 is None else -bm25 / strength[k]))
-    missing_rows = [fid for fid in held if fid not in rows]
-    if missing_rows:
-        rows.update(_fragments(conn, q, missing_rows))
+    model = _Model(alts, gain, w, _average_size(conn))
+    own = model.events(conn, q, spans, held, rows)
     pairs = _pairs(conn, q, chosen_expr, low, high) if w.proximity and len(terms) > 1 else {}
+    near = {eid: max((pairs.get(f, 0) for f in range(lo, hi + 1)), default=0)
+            for eid, (lo, hi) in spans.items() if eid in own}
     npairs = max(1, len(terms) - 1)
-    avg = _average_size(conn)
-    k1, b = w.k1, w.b
-    kinds = w.kinds
-    every = len(terms)
-    # Each term's own weight (its words as typed): the share of it an event holds is coverage.
-    own = {a.term: gain[k] for k, a in enumerate(alts) if a.discount == 1.0}
-    own_total = sum(own.values()) or 1.0
-    events: dict[int, dict[int, float]] = {}
-    exact_held: dict[int, set[int]] = {}
-    evidence: dict[int, tuple[float, int]] = {}
-    near: dict[int, int] = {}
-    meta: dict[int, tuple[int, int]] = {}
-    for fid, ks in held.items():
-        r = rows.get(fid)
-        if r is None:  # filtered out (kind, tool)
-            continue
-        eid = r.eid
-        kind = kinds.get(r.kind, 1.0)
-        once = (k1 + 1) / (1 + k1 * (1 - b + b * r.size / avg))
-        best = events.setdefault(eid, {})
-        total = 0.0
-        per: dict[int, float] = {}
-        for k, tf in ks:
-            a = alts[k]
-            c = gain[k] * (once if tf is None else tf) * kind
-            if per.get(a.term, 0.0) < c:
-                per[a.term] = c
-            if a.exact:
-                exact_held.setdefault(eid, set()).add(a.term)
-        for t, c in per.items():
-            total += c
-            if best.get(t, 0.0) < c:
-                best[t] = c
-        old = evidence.get(eid)
-        if old is None or total > old[0] or (total == old[0] and fid < old[1]):
-            evidence[eid] = (total, fid)
-        if pairs.get(fid, 0) > near.get(eid, 0):
-            near[eid] = pairs[fid]
-        meta[eid] = (r.sid, r.ts if r.ts is not None else _NO_TIME)
+
+    def strength_of(eid: int) -> float:
+        return sum(own[eid].best.values()) * (1 + w.proximity * near.get(eid, 0) / npairs)
+
+    # A tool call and its result, a question and its answer: one turn, often remembered as one.
+    # The turn's other event lends its words (at `turn` of their weight) to the best events.
+    lent: dict[int, dict[int, float]] = {}
+    if w.turn:
+        top = heapq.nlargest(w.turns, own, key=strength_of)
+        partner = _turns(conn, top)
+        others = {p: every_span[p] for p in partner.values() if p not in own and p in every_span}
+        theirs = model.events(conn, q, others, held, {}) if others else {}
+        for eid, p in partner.items():
+            ev = own.get(p) or theirs.get(p)
+            if ev is not None:
+                lent[eid] = ev.best
     quoted = {i for i, t in enumerate(terms) if t.quoted}
-    keyed: list[tuple[tuple[float, int, int], Scored]] = []
+    every = len(terms)
     labels = [t.label for t in terms]
-    for eid, best in events.items():
-        if eid not in candidates:  # a partner only: it lends its words, unfiltered
+    # Each term's own weight (its words as typed): the share of it an event holds is coverage.
+    typed = {a.term: gain[k] for k, a in enumerate(alts) if a.discount == 1.0}
+    typed_total = sum(typed.values()) or 1.0
+    keyed: list[tuple[tuple[float, int, int], Scored]] = []
+    for eid, ev in own.items():
+        if quoted and not quoted <= ev.exact:
             continue
-        if quoted and not quoted <= exact_held.get(eid, set()):
+        if exact and len(ev.exact) < every:
             continue
-        if exact and len(exact_held.get(eid, ())) < every:
-            continue
-        lent = events.get(partner[eid], {}) if eid in partner else {}
-        base = sum(max(best.get(t, 0.0), w.turn * lent.get(t, 0.0)) for t in best.keys() | lent)
-        coverage = sum(own.get(t, 0.0) for t in best) / own_total
+        best, more = ev.best, lent.get(eid, {})
+        base = sum(max(best.get(t, 0.0), w.turn * more.get(t, 0.0)) for t in best.keys() | more)
+        coverage = sum(typed.get(t, 0.0) for t in best) / typed_total
         score = base * (1 + w.proximity * near.get(eid, 0) / npairs) * (1 + w.coverage * coverage)
-        sid, ts = meta[eid]
         matched = tuple(labels[i] for i in range(every) if i in best)
         missing = tuple(labels[i] for i in range(every) if i not in best)
-        keyed.append(((-round(score, 9), -ts, eid),
-                      Scored(eid, evidence[eid][1], sid, matched, missing)))
+        keyed.append(((-round(score, 9), -ev.ts, eid),
+                      Scored(eid, ev.fid, ev.sid, matched, missing)))
     keyed.sort(key=lambda kv: kv[0])
     return [s for _, s in keyed[: w.max_events]]
+
+
+@dataclass(slots=True)
+class _Event:
+    sid: int
+    ts: int
+    fid: int = 0  # the evidence: the fragment holding the most
+    mass: float = -1.0
+    best: dict[int, float] = field(default_factory=dict)  # term -> its best fragment's weight
+    exact: set[int] = field(default_factory=set)  # terms held as typed or inflected
+
+
+class _Model:
+    """What each fragment's holdings are worth, summed up per event."""
+
+    def __init__(self, alts: list[Alt], gain: list[float], w: Weights, avg: float) -> None:
+        self.alts, self.gain, self.w, self.avg = alts, gain, w, avg
+
+    def events(self, conn: sqlite3.Connection, q: Query, spans: dict[int, tuple[int, int]],
+               held: dict[int, list[tuple[int, float | None]]], rows: dict[int, Row]
+               ) -> dict[int, _Event]:
+        """The events of `spans`, from their fragments' holdings (rows of fragments not among
+        `rows` are read, passing the fragment filters)."""
+        mine = sorted((lo, hi, eid) for eid, (lo, hi) in spans.items())
+        starts = [lo for lo, _, _ in mine]
+        wanted: dict[int, int] = {}
+        for fid in held:
+            at = bisect.bisect_right(starts, fid) - 1
+            if at >= 0 and fid <= mine[at][1]:
+                wanted[fid] = mine[at][2]
+        unread = [fid for fid in wanted if fid not in rows]
+        rows = {**rows, **_fragments(conn, q, unread)} if unread else rows
+        w, alts, gain = self.w, self.alts, self.gain
+        k1, b, kinds = w.k1, w.b, w.kinds
+        out: dict[int, _Event] = {}
+        for fid in wanted:
+            r = rows.get(fid)
+            if r is None:  # filtered out (kind, tool)
+                continue
+            ev = out.get(r.eid)
+            if ev is None:
+                ev = out[r.eid] = _Event(r.sid, r.ts if r.ts is not None else _NO_TIME)
+            kind = kinds.get(r.kind, 1.0)
+            once = (k1 + 1) / (1 + k1 * (1 - b + b * r.size / self.avg))
+            per: dict[int, float] = {}
+            for k, tf in held[fid]:
+                a = alts[k]
+                c = gain[k] * (once if tf is None else tf) * kind
+                if per.get(a.term, 0.0) < c:
+                    per[a.term] = c
+                if a.exact:
+                    ev.exact.add(a.term)
+            mass = sum(per.values())
+            for t, c in per.items():
+                if ev.best.get(t, 0.0) < c:
+                    ev.best[t] = c
+            if mass > ev.mass or (mass == ev.mass and fid < ev.fid):
+                ev.mass, ev.fid = mass, fid
+        return out
+
+
+class _Held(NamedTuple):
+    fid: int
+    bm25: float | None
+
+
+def _named(conn: sqlite3.Connection) -> sqlite3.Cursor:
+    """A cursor yielding (fid, bm25) as _Held: the membership reads run to thousands of rows."""
+    cur = conn.cursor()
+    cur.row_factory = lambda _cur, row: _Held(*row)
+    return cur
 
 
 def _spans(conn: sqlite3.Connection, eids: list[int]) -> dict[int, tuple[int, int]]:
