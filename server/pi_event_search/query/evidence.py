@@ -62,6 +62,8 @@ class Weights:
     per_alternative: int  # candidates per informative alternative
     all_terms: int  # newest fragments holding every term
     conjunction: int  # newest matches of a query of common words only
+    all_but_one: int  # newest fragments holding every term but one (of `leave_out` terms)
+    leave_out: int
     proximity: float
     coverage: float
     turn: float  # of a term its turn's other event holds, relative to holding it itself
@@ -282,6 +284,16 @@ def scored(conn: sqlite3.Connection, q: Query, exact: bool) -> list[Scored]:
                 chosen.append(needing(expr))
                 rows.update((r.fid, r) for r in found)
                 break
+        # Every term but one, for each of the rarest terms left out in turn: a query typed from
+        # memory holds a word its event lacks, and its other words may all be common ones.
+        if len(held) >= 3:
+            rarest = sorted(held, key=lambda i: _term_df(alts, df, i))[: w.leave_out]
+            for i in rarest:
+                expr = needing(conjunction(alts, [j for j in held if j != i]))
+                found = _newest(conn, q, expr, w.all_but_one)
+                if found:
+                    chosen.append(expr)
+                    rows.update((r.fid, r) for r in found)
     if not rows:
         return []
     strength = [_strength(n, d) if 0 < d <= cutoff else 0.0 for d in df]
