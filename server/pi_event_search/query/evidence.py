@@ -271,29 +271,29 @@ def scored(conn: sqlite3.Connection, q: Query, exact: bool) -> list[Scored]:
         if found:
             chosen.append(expr)
             rows.update((r.fid, r) for r in found)
-    if len(terms) > 1 or not informative:
-        # Every term a fragment can hold (a word the index holds nowhere cannot be required).
-        held = [i for i in range(len(terms))
-                if any(df[k] for k, a in enumerate(alts) if a.term == i and a.exact)]
-        tried = [conjunction(alts, held)] if held else []
-        if not informative and len(held) > 1:  # common words only, not all together: the rarest
-            tried.append(conjunction(alts, [min(held, key=lambda i: _term_df(alts, df, i))]))
-        for expr in tried:
-            found = _newest(conn, q, needing(expr), w.all_terms if informative else w.conjunction)
+    # The newest fragments holding every term (a word the index holds nowhere cannot be
+    # required): a term whose word as typed is common is chosen by nothing else.
+    held = [i for i in range(len(terms))
+            if any(df[k] for k, a in enumerate(alts) if a.term == i and a.exact)]
+    tried = [conjunction(alts, held)] if held else []
+    if not informative and len(held) > 1:  # common words only, not all together: the rarest
+        tried.append(conjunction(alts, [min(held, key=lambda i: _term_df(alts, df, i))]))
+    for expr in tried:
+        found = _newest(conn, q, needing(expr), w.all_terms if informative else w.conjunction)
+        if found:
+            chosen.append(needing(expr))
+            rows.update((r.fid, r) for r in found)
+            break
+    # Every term but one, for each of the rarest terms left out in turn: a query typed from
+    # memory holds a word its event lacks, and its other words may all be common ones.
+    if len(held) >= 3:
+        rarest = sorted(held, key=lambda i: _term_df(alts, df, i))[: w.leave_out]
+        for i in rarest:
+            expr = needing(conjunction(alts, [j for j in held if j != i]))
+            found = _newest(conn, q, expr, w.all_but_one)
             if found:
-                chosen.append(needing(expr))
+                chosen.append(expr)
                 rows.update((r.fid, r) for r in found)
-                break
-        # Every term but one, for each of the rarest terms left out in turn: a query typed from
-        # memory holds a word its event lacks, and its other words may all be common ones.
-        if len(held) >= 3:
-            rarest = sorted(held, key=lambda i: _term_df(alts, df, i))[: w.leave_out]
-            for i in rarest:
-                expr = needing(conjunction(alts, [j for j in held if j != i]))
-                found = _newest(conn, q, expr, w.all_but_one)
-                if found:
-                    chosen.append(expr)
-                    rows.update((r.fid, r) for r in found)
     if not rows:
         return []
     strength = [_strength(n, d) if 0 < d <= cutoff else 0.0 for d in df]

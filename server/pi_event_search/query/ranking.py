@@ -51,7 +51,7 @@ def order(conn: sqlite3.Connection, q: Query) -> list[Scored]:
     """The query's scored order; remembered while the index is unchanged."""
     known = memo.of(conn, "order")
     key = (q.parsed, repr(q.filters), tuple(q.where), tuple(map(repr, q.params)), q.scope_fts,
-           q.relax, id(weights()))
+           q.relax, repr(weights()))
     found: list[Scored] | None = known.get(key)
     if found is None:
         found = known[key] = scored(conn, q, exact=not q.relax)
@@ -101,9 +101,7 @@ def walk(conn: sqlite3.Connection, q: Query, at: Position
 
 
 def rest(conn: sqlite3.Connection, q: Query) -> str | None:
-    """The expression of the events after the scored order (None: the scored order is all)."""
-    if len(order(conn, q)) < weights().max_events:
-        return None  # the scored order holds every candidate: nothing was left out
+    """The expression of the events after the scored order: those holding every term."""
     expr = every_term(conn, q)
     return None if expr is None else narrowed_any(q, expr)
 
