@@ -265,8 +265,10 @@ def scored(conn: sqlite3.Connection, q: Query, exact: bool) -> list[Scored]:
     chosen: list[str] = []
     informative = [k for k, a in enumerate(alts) if 0 < df[k] <= cutoff]
     single = len(terms) == 1
-    for k in informative:
-        expr = needing(alts[k].expr)
+    if informative:
+        # The best fragments by bm25 of the informative alternatives together: one holding
+        # several of them ranks above one holding one of them often.
+        expr = needing(" OR ".join(f"({alts[k].expr})" for k in informative))
         found = _best(conn, q, expr, w.max_events if single else w.per_alternative)
         if found:
             chosen.append(expr)
