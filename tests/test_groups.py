@@ -15,11 +15,13 @@ import pytest
 from builder import iso
 from pi_event_search.core.authz import Scope
 from pi_event_search.core.timestamps import parse_time
-from pi_event_search.query.ranking import CANDIDATES
+from pi_event_search.query.evidence import weights
 from pi_event_search.query.search import Filters, StaleCursor
 from pi_event_search.service.engine import Engine
 from pi_event_search.source.discovery import SessionDir
 from sessioncorpus import Corpus, build, expected
+
+CANDIDATES = weights().max_events  # the events the scored order holds
 
 SEED = random.randrange(1 << 30)  # printed on failure: the corpus is drawn anew each run
 

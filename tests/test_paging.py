@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 
 from pi_event_search.core.authz import Scope
-from pi_event_search.query.ranking import CANDIDATES
+from pi_event_search.query.evidence import weights
 from pi_event_search.query.search import Filters, StaleCursor
 from pi_event_search.service.engine import Engine
 from pi_event_search.source.discovery import SessionDir
+
+CANDIDATES = weights().max_events  # the events the scored order holds
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from corpus import VISIBLE_ROOT, generate  # noqa: E402

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from builder import SessionBuilder
 from engine_support import ALL, engine
 from pi_event_search.index.fulltext import MAX_PARTS_CHARS, identifier_parts, split_identifier
+from pi_event_search.query.expansions import synonym_groups
 from pi_event_search.query.inflect import forms
-from pi_event_search.query.relax import synonym_groups
 from pi_event_search.query.search import Filters
 from support import PiHome
 

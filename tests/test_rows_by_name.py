@@ -7,15 +7,9 @@ import ast
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parent.parent / "server" / "pi_event_search"
-# Functions allowed to read rows by position. Not followed by this check: rows passed between
-# functions. ranking._window hands plain tuples (a row_factory = None cursor) to _scored and
-# _coalesce on purpose: up to CANDIDATES rows per query, where sqlite3.Row costs about 0.9 ms more
-# per 1000 rows read (measured); they unpack them next to the SELECT's documented order. The
-# relaxed ranking reads its candidates' term matches, vocabulary counts and turn pairs the same
-# way (matches.tuples), each unpacked in the statement that selects them.
-ALLOWED: set[tuple[str, str]] = {
-    ("query/relax.py", "doc_counts"), ("query/relax.py", "_relaxed"), ("query/relax.py", "_turns"),
-}
+# Functions allowed to read rows by position: none. Hot paths that read thousands of rows
+# unpack plain tuples into NamedTuples (query/evidence.Row), which are read by name too.
+ALLOWED: set[tuple[str, str]] = set()
 
 
 def _call(node: ast.AST, names: set[str]) -> bool:

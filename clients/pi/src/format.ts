@@ -74,11 +74,10 @@ function terms(list: readonly string[]): string {
 }
 
 /**
- * What a hit holds of the query, when that is not simply every term as typed: "matched 3 of 4 words;
- * missing: bug", and the turn's other event that supplied some ("timeout" from its turn: ref). Empty for
- * a hit holding every term itself.
+ * What a hit holds of the query, when that is not every term: "matched 3 of 4 words; missing: bug".
+ * Empty for a hit holding every term.
  */
-export function coverage(hit: Pick<Hit, "matched" | "missing" | "context">): string {
+export function coverage(hit: Pick<Hit, "matched" | "missing">): string {
 	const matched = hit.matched ?? [];
 	const missing = hit.missing ?? [];
 	const parts: string[] = [];
@@ -86,7 +85,6 @@ export function coverage(hit: Pick<Hit, "matched" | "missing" | "context">): str
 		const total = matched.length + missing.length;
 		parts.push(`partial: matched ${matched.length} of ${total} word${total === 1 ? "" : "s"}; missing: ${terms(missing)}`);
 	}
-	if (hit.context?.matched.length) parts.push(`${terms(hit.context.matched)} from its turn: ${hit.context.ref}`);
 	return parts.join("; ");
 }
 

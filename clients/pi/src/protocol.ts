@@ -60,18 +60,10 @@ export interface Hit {
 	contextRole?: string;
 	selectionState?: string;
 	source: Source;
-	/** The query terms this event (or its turn, `context`) holds, and those it lacks: a non-empty
-	 * `missing` marks a partial hit (docs/protocol.md, ranked relaxation). Absent from older servers. */
+	/** The query terms this event holds, and those it lacks: a non-empty `missing` marks a
+	 * partial hit (docs/protocol.md, the order of hits). Absent from older servers. */
 	matched?: string[];
 	missing?: string[];
-	context?: TurnContext | null;
-}
-
-/** The event of the same turn (a call's result, a question's answer) that supplied some of a hit's terms. */
-export interface TurnContext {
-	ref: string;
-	entryId: string;
-	matched: string[];
 }
 
 /** A word of the query that matched nothing anywhere, and the indexed word searched in its place. */

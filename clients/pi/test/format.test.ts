@@ -238,12 +238,11 @@ test("grouped results: one line per session in the server's order, within the bu
 	assert.doesNotMatch(one.text, /beyond these|not shown/);
 });
 
-test("a partial hit says how many words it holds and which it lacks; its turn's words name the ref", () => {
+test("a partial hit says how many words it holds and which it lacks", () => {
 	const partial = hit(1, { matched: ["websocket", "reconnect"], missing: ["bug"] });
 	const block = hitBlock(partial, 1);
 	assert.match(block, /\(partial: matched 2 of 3 words; missing: bug\)/);
-	const full = hit(2, { matched: ["vitest", "timeout"], missing: [], context: { ref: "pi-event:S1/e3", entryId: "e3", matched: ["timeout"] } });
-	assert.match(hitBlock(full, 1), /\(timeout from its turn: pi-event:S1\/e3\)/);
+	const full = hit(2, { matched: ["vitest", "timeout"], missing: [] });
 	assert.doesNotMatch(hitBlock(full, 1), /partial/);
 	assert.doesNotMatch(hitBlock(hit(3, { matched: ["enoent"], missing: [] }), 1), /\(/, "a full hit has no coverage line");
 	assert.doesNotMatch(hitBlock(hit(4), 1), /partial/, "an older server's hit (no matched/missing) is a full hit");

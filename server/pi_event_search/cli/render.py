@@ -121,16 +121,12 @@ def did_you_mean(found: DidYouMean | None) -> None:
 
 
 def partial_note(h: Hit) -> str:
-    """`matched 3 of 4 words; missing: bug` for a partial hit, "" for a hit holding every word;
-    words its turn supplied are named with the event that holds them."""
+    """`matched 3 of 4 words; missing: bug` for a partial hit, "" for a hit holding every word."""
     missing, matched = h.get("missing") or [], h.get("matched") or []
-    context = h.get("context")
-    turn = (f"; from its turn ({context['entryId']}): {', '.join(context['matched'])}"
-            if context else "")
     if not missing:
-        return f"matched all {len(matched)} words{turn}" if context else ""
+        return ""
     total = len(matched) + len(missing)
-    return (f"matched {len(matched)} of {total} words; missing: {', '.join(missing)}{turn}")
+    return f"matched {len(matched)} of {total} words; missing: {', '.join(missing)}"
 
 
 def _hit(h: Hit, indent: str) -> None:

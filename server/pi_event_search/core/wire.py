@@ -15,14 +15,6 @@ class Source(TypedDict):
     byteOffset: int
 
 
-class TurnContext(TypedDict):
-    """The event of the same turn (a call's result, a question's answer, or the other way round)
-    that supplied some of a hit's words."""
-    ref: str
-    entryId: str
-    matched: list[str]  # the query terms it supplied (also in the hit's `matched`)
-
-
 class Hit(TypedDict):
     ref: str
     sessionId: str
@@ -43,12 +35,12 @@ class Hit(TypedDict):
     contextRole: str
     selectionState: str
     source: Source
-    # The query's terms (as typed, a quoted phrase with its quotes) the event holds, or its turn
-    # holds (`context`); and those neither holds. Both empty for an empty query and for hits
-    # that do not come from a query (file history).
+    # The query's terms (as typed, a quoted phrase with its quotes) the event holds, in any of its
+    # fragments, as typed or through an inflection, identifier part or synonym; and those it
+    # does not. Both empty for an empty query and for hits that do not come from a query (file
+    # history).
     matched: list[str]
     missing: list[str]
-    context: TurnContext | None
 
 
 class Indexing(TypedDict):

@@ -122,17 +122,14 @@ def _where(name: str | None, cwd: str | None) -> str:
 
 
 def coverage(hit: Mapping[str, Any]) -> str:
-    """What a hit holds of the query when that is not every term itself: "partial: matched 3 of 4
-    words; missing: bug", and the words its turn's other event supplied, with that event's ref."""
+    """What a hit holds of the query when that is not every term: "partial: matched 3 of 4
+    words; missing: bug"."""
     matched, missing = hit.get("matched") or [], hit.get("missing") or []
     parts: list[str] = []
     if missing:
         total = len(matched) + len(missing)
         parts.append(f"partial: matched {len(matched)} of {total} word{'' if total == 1 else 's'}; "
                      f"missing: {', '.join(missing)}")
-    context = hit.get("context")
-    if context and context["matched"]:
-        parts.append(f"{', '.join(context['matched'])} from its turn: {context['ref']}")
     return "; ".join(parts)
 
 

@@ -4,14 +4,10 @@ A group's `top` is its session's first hit in the event-level order (the very hi
 that the event-level search shows at that position); groups come in the order of their tops; a
 group's `matches` counts its session's events in the whole event-level result.
 
-A page walks the ranking from its cursor only until it has found one session more than it shows
-(the next page starts at that session's top), so a first page reads about the tiers an
-event-level first page reads. A later page must not show again a session whose top was on an
-earlier page, though its other hits lie ahead: the sessions with a hit before the cursor are the
-sessions with a matching event in the tiers already walked (one SQL pass over their FTS rows)
-plus those among the first events of the cursor's own tier. `matches` is one SQL count over all
-the query's matches, for the sessions on the page. docs/design.md, "Sessions as a view", has
-the figures.
+A page walks the one order (ranking.py) from its cursor only until it has found one session more
+than it shows (the next page starts at that session's top); a later page never shows again a
+session whose top was on an earlier page: the sessions of the events before the cursor. `matches`
+counts each session's events in the whole order.
 """
 
 from __future__ import annotations
@@ -27,16 +23,15 @@ from pi_event_search.core.wire import DidYouMean, Group
 from pi_event_search.index import store
 from pi_event_search.query.parse import parse
 from pi_event_search.query.ranking import (
-    PARTIAL,
     TOP,
     Picked,
     Position,
     Query,
     fragment_filters,
-    narrowed,
+    order,
+    rest,
     walk,
 )
-from pi_event_search.query.relax import relaxed
 from pi_event_search.query.search import (
     MAX_LIMIT,
     Question,
@@ -80,9 +75,9 @@ def grouped(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope
             tops = tops[:limit]
             ranks = [0] * len(tops)  # the newest events: every score is 0
         else:
-            start = Position(*position(at, 4)) if at else Position()
+            start = Position(*position(at, 2)) if at else Position()
             tops, ranks, end = _ranked(conn, q.ranking, start, limit)
-            after = None if end is None else (end.phase, end.below, end.skip, end.rank)
+            after = None if end is None else (end.shown, end.below)
             counts = _counts(conn, q.ranking, [p.sid for p in tops])
         groups = _groups(conn, q, scope, tops, ranks, counts, reveal)
     return GroupPage(groups, cursors.encode(key, gen, *after) if after else None, did)
@@ -108,16 +103,14 @@ def _ranked(conn: sqlite3.Connection, q: Query, at: Position, limit: int
     seen = _sessions_before(conn, q, at)
     tops: list[Picked] = []
     ranks: list[int] = []
-    before = Position(at.phase, at.below, 0, at.rank - at.skip)  # the cursor's tier, from its start
-    for i, (pick, after) in enumerate(walk(conn, q, before)):
-        if i < at.skip:  # shown before the cursor, in its own tier
-            seen.add(pick.sid)
-        elif pick.sid not in seen:
+    before = at
+    for pick, after in walk(conn, q, at):
+        if pick.sid not in seen:
             if len(tops) == limit:
                 return tops, ranks, before
             seen.add(pick.sid)
             tops.append(pick)
-            ranks.append(after.rank - 1)
+            ranks.append(after.shown - 1)
         before = after
     return tops, ranks, None
 
@@ -133,46 +126,37 @@ def _matching(q: Query) -> tuple[str, list[Any]]:
 
 
 def _sessions_before(conn: sqlite3.Connection, q: Query, at: Position) -> set[int]:
-    """The sessions with an event in the tiers walked before `at`'s: a tier is a range of fids
-    (it never splits an event), the earlier ones lie above its bound; every event that matches
-    the words as typed comes before the first inflection-only one."""
-    assert q.parsed.match is not None
-    earlier: list[tuple[str, int]] = []
-    if at.phase == 1:
-        earlier.append((q.parsed.match, 0))
-    if at.phase == PARTIAL:  # every event holding all the terms
-        earlier.append((q.parsed.inflected or q.parsed.match, 0))
-    elif at.below < TOP:
-        match = q.parsed.match if at.phase == 0 else q.parsed.inflected
-        assert match is not None
-        earlier.append((match, at.below))
-    frm, params = _matching(q)
-    seen: set[int] = set()
-    for match, low in earlier:
+    """The sessions with an event before `at`: in the scored order, and in the rest after it,
+    those with a matching fragment at or above the position's fid bound."""
+    seen = {s.sid for s in order(conn, q)[:at.shown]}
+    expr = rest(conn, q)
+    if at.below < TOP and expr is not None:
+        frm, params = _matching(q)
         seen |= {r["sid"] for r in conn.execute(
-            f"SELECT DISTINCT e.sid AS sid {frm} AND fts.rowid >= ?",
-            [narrowed(q, match), *params, low])}
+            f"SELECT DISTINCT e.sid AS sid {frm} AND fts.rowid >= ?", [expr, *params, at.below])}
     return seen
 
 
 def _counts(conn: sqlite3.Connection, q: Query, sids: list[int]) -> dict[int, int]:
-    """Each session's events in the whole event-level result: the events with a visible,
-    filtered fragment matching the query with its inflections (the words as typed are one of
-    them), which is what the walk lists, phase by phase, each event once."""
+    """Each session's events in the whole order: the scored ones, then the rest."""
     if not sids:
         return {}
-    match = q.parsed.inflected or q.parsed.match
-    assert match is not None
-    frm, params = _matching(q)
-    counts = {r["sid"]: r["n"] for r in conn.execute(
-        f"SELECT e.sid AS sid, count(DISTINCT e.eid) AS n {frm} "
-        f"AND e.sid IN ({','.join('?' * len(sids))}) GROUP BY e.sid",
-        [narrowed(q, match), *params, *sids])}
-    if q.relax:  # and the partial hits that follow them
-        wanted = set(sids)
-        for r in relaxed(conn, q):
-            if r.sid in wanted:
-                counts[r.sid] = counts.get(r.sid, 0) + 1
+    wanted = set(sids)
+    counts: dict[int, int] = {}
+    listed = order(conn, q)
+    for s in listed:
+        if s.sid in wanted:
+            counts[s.sid] = counts.get(s.sid, 0) + 1
+    expr = rest(conn, q)
+    if expr is not None:
+        frm, params = _matching(q)
+        scored = {s.eid for s in listed}
+        for r in conn.execute(
+                f"SELECT e.sid AS sid, e.eid AS eid {frm} "
+                f"AND e.sid IN ({','.join('?' * len(sids))}) GROUP BY e.eid",
+                [expr, *params, *sids]):
+            if r["eid"] not in scored:
+                counts[r["sid"]] = counts.get(r["sid"], 0) + 1
     return counts
 
 
@@ -192,7 +176,7 @@ def _recent(conn: sqlite3.Connection, q: Question, limit: int, offset: int
         if len(skipped) < offset:
             skipped.add(sid)
             continue
-        tops[sid] = Picked(r["eid"], r["fid"], 0, sid)
+        tops[sid] = Picked(r["eid"], r["fid"], sid)
         if len(tops) == limit:
             break
     if not tops:

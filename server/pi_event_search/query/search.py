@@ -15,24 +15,16 @@ from typing import Any
 from pi_event_search.core import cursors, secrets
 from pi_event_search.core.authz import Scope, canonical, under_sql
 from pi_event_search.core.cursors import StaleCursor as StaleCursor  # its home; imported from here too
-from pi_event_search.core.eventref import format_ref
 from pi_event_search.core.filters import Filters as Filters  # its home; imported from here too
-from pi_event_search.core.wire import DidYouMean, Hit, TurnContext
+from pi_event_search.core.wire import DidYouMean, Hit
 from pi_event_search.index import store
 from pi_event_search.query.asof import AsOf, as_of, unfiltered
+from pi_event_search.query.expansions import camel_parts, synonyms
 from pi_event_search.query.filepaths import relative_tail, targets
 from pi_event_search.query.inflect import forms
 from pi_event_search.query.parse import Parsed, parse
 from pi_event_search.query.prefixes import expand
-from pi_event_search.query.ranking import (
-    PARTIAL,
-    Picked,
-    Position,
-    Query,
-    fragment_filters,
-    ranked,
-)
-from pi_event_search.query.relax import camel_parts, synonyms
+from pi_event_search.query.ranking import Picked, Position, Query, fragment_filters, ranked
 from pi_event_search.query.shapes import EVENT_COLUMNS, hit_from_row
 from pi_event_search.query.snippets import snippet
 from pi_event_search.query.spelling import Visible, corrected
@@ -184,10 +176,10 @@ def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope,
             after: tuple[int, ...] | None = (offset + limit,) if len(picked) > limit else None
             picked = picked[:limit]
         else:
-            start = Position(*position(at, 4)) if at else Position()
-            offset = start.rank
+            start = Position(*position(at, 2)) if at else Position()
+            offset = start.shown
             picked, end = ranked(conn, q.ranking, start, limit)
-            after = None if end is None else (end.phase, end.below, end.skip, end.rank)
+            after = None if end is None else (end.shown, end.below)
         hits = hits_of(conn, q, picked, range(offset, offset + len(picked)), scope)
     return Page(hits, cursors.encode(key, gen, *after) if after else None, did)
 
@@ -219,7 +211,7 @@ def _recent(conn: sqlite3.Connection, f: Filters, where: list[str], params: list
             limit: int, offset: int) -> list[Picked]:
     sql, values = recent_sql(f, where, params)
     rows = conn.execute(f"{sql} LIMIT ? OFFSET ?", [*values, limit, offset]).fetchall()
-    return [Picked(r["eid"], r["fid"]) for r in rows]
+    return [Picked(r["eid"], r["fid"], r["sid"]) for r in rows]
 
 
 def hits_of(conn: sqlite3.Connection, q: Question, picked: list[Picked], ranks: Iterable[int],
@@ -234,34 +226,25 @@ def hits_of(conn: sqlite3.Connection, q: Question, picked: list[Picked], ranks: 
       FROM fragments f JOIN events e ON e.eid = f.eid JOIN sessions s ON s.sid = e.sid
       WHERE f.fid IN ({','.join('?' * len(picked))}) AND {' AND '.join(q.where)}"""
     rows = {r["fid"]: r for r in conn.execute(sql, [*(p.fid for p in picked), *q.params])}
-    turns = _turn_events(conn, [p.turn_eid for p in picked if p.turn_eid is not None])
-    labels = [t.label for t in parsed.terms]
-    loose = _loose_words(parsed) if any(p.tier == PARTIAL for p in picked) else ()
+    loose = _loose_words(parsed) if parsed.match is not None else ()
     names: dict[str, str | None] = {}
     hits = []
     for p, rank in zip(picked, ranks, strict=True):
         r = rows.get(p.fid)
         if r is None:
             continue
-        words = loose if p.tier == PARTIAL else parsed.forms if p.tier else parsed.words
         score = 0.0 if parsed.match is None else 1.0 / (1 + rank)
-        # bm25 draws on statistics of the whole index, sessions the caller may not see
-        # included: its value would tell how often a term occurs there. The score shown is the
-        # rank, nothing more.
-        terms = None if p.tier else len(parsed.words)
+        # The model's score draws on statistics of the whole index, sessions the caller may
+        # not see included: its value would tell how often a term occurs there. The score
+        # shown is the rank, nothing more.
         sid = r["session_id"]
         if sid not in names:
             names[sid] = scope.session_name(conn, sid, r["session_name"])
-        context: TurnContext | None = None
-        if p.turn_eid is not None and p.turn_eid in turns:
-            entry = turns[p.turn_eid]
-            context = {"ref": format_ref(sid, entry), "entryId": entry, "matched": list(p.turn)}
         hit = hit_from_row(
             r, fragment_id=r["frag"], kind=r["kind"], score=score, session_name=names[sid],
-            snippet=snippet(r["text"], words, parsed.prefix, terms, conn,
-                            parts=p.tier == PARTIAL),
-            matched=list(p.matched) if p.matched is not None else labels,
-            missing=list(p.missing), context=context)
+            snippet=snippet(r["text"], loose, parsed.prefix, None, conn, parts=True),
+            matched=list(p.matched) if p.matched is not None else [],
+            missing=list(p.missing))
         hits.append(q.own.patch(hit) if q.own else hit)
     return hits
 
@@ -275,11 +258,3 @@ def _loose_words(parsed: Parsed) -> tuple[str, ...]:
             out.update(dict.fromkeys(f for w in synonyms(t.word) for f in forms(w)))
         out.update(dict.fromkeys(camel_parts(t.raw) or ()))
     return tuple(out)
-
-
-def _turn_events(conn: sqlite3.Connection, eids: list[int]) -> dict[int, str]:
-    """The entry ids of the events that lent a partial hit words of its turn."""
-    if not eids:
-        return {}
-    return {r["eid"]: r["entry_id"] for r in conn.execute(
-        f"SELECT eid, entry_id FROM events WHERE eid IN ({','.join('?' * len(eids))})", eids)}

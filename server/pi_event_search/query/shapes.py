@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from pi_event_search.core.eventref import format_ref
-from pi_event_search.core.wire import Hit, Masked, Node, Source, TurnContext
+from pi_event_search.core.wire import Hit, Masked, Node, Source
 
 
 def event_columns(branch_state: str = "e.branch_state") -> str:
@@ -41,7 +41,7 @@ def _uri(path: str) -> str:
 def hit_from_row(row: sqlite3.Row, *, fragment_id: str, kind: str,
                  snippet: tuple[str, list[list[int]]], score: float,
                  session_name: str | None, matched: list[str] | None = None,
-                 missing: list[str] | None = None, context: TurnContext | None = None) -> Hit:
+                 missing: list[str] | None = None) -> Hit:
     """A hit from a row of EVENT_COLUMNS; `session_name` as the caller may know it
     (Scope.session_name); `matched`, `missing` and `context` as the query's terms fell."""
     text, matches = snippet
@@ -54,7 +54,7 @@ def hit_from_row(row: sqlite3.Row, *, fragment_id: str, kind: str,
         "cwd": row["cwd"], "sessionName": session_name, "branchState": row["branch_state"],
         "contextRole": row["context_role"], "selectionState": row["selection_state"],
         "source": source(row["session_path"], row["line"], row["byte_off"]),
-        "matched": matched or [], "missing": missing or [], "context": context,
+        "matched": matched or [], "missing": missing or [],
     }
 
 

@@ -25,16 +25,32 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_event_search.core.wire import Correction, DidYouMean
+from pi_event_search.index import memo
 from pi_event_search.query.inflect import forms
 from pi_event_search.query.parse import Parsed
 from pi_event_search.query.prefixes import terms as prefix_terms
-from pi_event_search.query.relax import doc_counts
 
 MIN_CHARS = 4  # shorter words are too close to too many others to correct
 MAX_CHARS = 40  # longer ones are never corrected (the candidates grow with the square of it)
 MAX_TRIED = 8  # candidates checked for visibility, the most frequent first
 PREFIX_TERMS = 32  # a prefix's terms checked for visibility before the prefix itself
 _LETTERS = string.ascii_lowercase
+_VOCAB = "temp.pies_rows"
+
+
+def doc_counts(conn: sqlite3.Connection, tokens: set[str]) -> dict[str, int]:
+    """Fragments holding each token, anywhere in the index (the FTS5 vocabulary's row counts:
+    exact, but a walk over each token's whole posting list; spelling's existence checks)."""
+    known = memo.of(conn, "doc_counts")
+    wanted = [t for t in tokens if t not in known]
+    if wanted:
+        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {_VOCAB} USING fts5vocab(main, fts, row)")
+        found = {r["term"]: r["doc"] for r in conn.execute(
+            f"SELECT term, doc FROM {_VOCAB} WHERE term IN ({','.join('?' * len(wanted))})",
+            wanted)}
+        for t in wanted:
+            known[t] = found.get(t, 0)
+    return {t: known[t] for t in tokens}
 
 
 def edits(word: str) -> set[str]:

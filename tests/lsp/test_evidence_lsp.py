@@ -1,0 +1,114 @@
+"""The one order of hits, by evidence, through the real server over stdio (docs/protocol.md, "The
+order of hits"): a long tool result holding every word below a short event holding the informative
+ones; a copied phrase's event first; a synonym that floods nothing; words spread over an event's
+text and its tool call; `match: "all"` per event; pages that never repeat."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from builder import SessionBuilder
+from support import PiHome
+
+# English prose of the kind a fetched page or a read-back doc holds: nearly every common word.
+PAGE = ("The guide explains how the team can put the pieces back together, what did change in the "
+        "release, why the cache was slow and how the build can be fixed in the next version. ")
+
+
+async def search(client: Any, query: str, **params: Any) -> Any:
+    return await client.protocol.send_request_async(
+        "piEvents/search", {"query": query, "limit": 200, **params})
+
+
+def entries(res: Any) -> list[str]:
+    return [h["entryId"] for h in res["hits"]]
+
+
+@pytest.fixture
+def history(pi_home: PiHome, tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    sb = SessionBuilder(pi_home.sessions, str(proj))
+    ids: dict[str, str] = {}
+    ids["fix"] = sb.user("the pnpm lockfile broke after the fastify bump")
+    ids["page_call"] = sb.assistant(tool_calls=[("w1", "fetch", {"url": "https://example.org/guide"})])
+    # 30 K characters holding every word of the query below, and all the common ones
+    ids["page"] = sb.tool_result("w1", "fetch", (PAGE * 200) + " pnpm lockfile fastify put back")
+    for n in range(40):  # many events that say "error": the synonym of "bug"
+        ids[f"error{n}"] = sb.user(f"error number {n} in the worker log")
+    for n in range(6):
+        ids[f"zebra{n}"] = sb.user(f"zebrafish tank {n} readings uploaded")
+    ids["zebra_bug"] = sb.user("zebrafish importer has a bug with tank ids")
+    ids["copied"] = sb.assistant("retryCount is never reset after the socket closes")
+    ids["scattered"] = sb.assistant("retryCount counts up on every close")
+    ids["reset_elsewhere"] = sb.user("reset the socket never again")
+    ids["split"] = sb.assistant("Running the migration for the kangaroo table now.",
+                                tool_calls=[("c2", "bash", {"command": "alembic upgrade head"})])
+    return proj, ids
+
+
+async def test_a_long_result_holding_every_word_ranks_below_a_short_event(start, history):
+    proj, ids = history
+    client = await start([str(proj)])
+    res = await search(client, "pnpm lockfile put back after fastify bump")
+    order = entries(res)
+    assert order[0] == ids["fix"]  # holds the informative words, short
+    assert order.index(ids["page"]) > order.index(ids["fix"])
+    assert res["hits"][0]["missing"] == ["put", "back"]  # said, though it comes first
+
+
+async def test_a_copied_phrase_is_first(start, history):
+    proj, ids = history
+    client = await start([str(proj)])
+    order = entries(await search(client, "retryCount is never reset"))
+    assert order[0] == ids["copied"]
+    assert {ids["scattered"], ids["reset_elsewhere"]} <= set(order[1:])
+
+
+async def test_a_synonym_floods_nothing(start, history):
+    proj, ids = history
+    client = await start([str(proj)])
+    res = await search(client, "zebrafish bug")
+    order = entries(res)
+    # the one event saying both words, then the zebrafish events; "error" (a synonym of "bug")
+    # only after every event holding the rarer word
+    assert order[0] == ids["zebra_bug"]
+    zebra = {ids[f"zebra{n}"] for n in range(6)}
+    assert set(order[1:7]) == zebra
+    error_ids = {ids[f"error{n}"] for n in range(40)}
+    errors = [h for h in res["hits"] if h["entryId"] in error_ids]
+    assert errors and order.index(errors[0]["entryId"]) > 6
+    assert all(h["matched"] == ["bug"] and h["missing"] == ["zebrafish"] for h in errors)
+
+
+async def test_words_over_an_events_text_and_tool_call_and_match_all_per_event(start, history):
+    proj, ids = history
+    client = await start([str(proj)])
+    res = await search(client, "kangaroo alembic")
+    assert entries(res)[0] == ids["split"] and res["hits"][0]["missing"] == []
+    exact = await search(client, "kangaroo alembic", match="all")
+    assert entries(exact) == [ids["split"]]
+    assert entries(await search(client, "kangaroo alembic zanzibar", match="all")) == []
+
+
+async def test_pages_never_repeat(start, history):
+    proj, ids = history
+    client = await start([str(proj)])
+    seen: list[str] = []
+    cursor = None
+    while True:
+        params: dict[str, Any] = {"query": "error worker zebrafish", "limit": 7}
+        if cursor:
+            params["cursor"] = cursor
+        page = await client.protocol.send_request_async("piEvents/search", params)
+        seen += entries(page)
+        cursor = page["nextCursor"]
+        if cursor is None:
+            break
+    assert len(seen) == len(set(seen))
+    assert {ids[f"error{n}"] for n in range(40)} | {ids[f"zebra{n}"] for n in range(6)} <= set(seen)
+    whole = entries(await search(client, "error worker zebrafish"))
+    assert seen == whole
