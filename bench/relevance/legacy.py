@@ -210,6 +210,11 @@ def main() -> None:
         args = ap.parse_args()
         legacy(args.corpus, args.index, args.no_index)
         return
+    if "--set" in sys.argv and sys.argv[sys.argv.index("--set") + 1:][:1] == ["real"]:
+        from .real import main as real_main
+
+        real_main()
+        return
     from .styles import main as styles_main
 
     styles_main()

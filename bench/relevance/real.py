@@ -1,0 +1,208 @@
+"""The relevance set of real Pi sessions (issue 46, item 8): bench/relevance/realset.json.
+
+    .venv/bin/python -m bench.relevance --set real --split dev --scale alone \\
+        --engines ours,orbm25 --repo /work/wt-rank [--misses]
+
+The sessions are public repositories' own files, never committed here: each is read from the fetch
+tool's mirror (`$PI_BENCH_MIRROR`, default /work/.mirror/<owner>+<name>/repo) at its commit and path,
+and its sha256 checked. A missing one stops the run with the repository to fetch. Each moment was
+asked three ways (copied / memory / agent, see queries.py) from the session's text, before any
+engine ran; its answers are entry ids of its session. The split is by session, stored in the set.
+
+`--scale 250M` puts the split's sessions inside the generated history of developer work
+(history.py, seed 37, shared with the scripted set), hard-linked. Corpora, our index (per tree
+of --repo's server/) and the floor's index are cached under bench/out/rel-real/, so a rerun of
+`ours` on new code reindexes ours only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+from corpus import VISIBLE_ROOT, encoded_dir, parse_size
+
+from .queries import STYLES
+from .styles import HISTORY_SEED, Hit, K, Mnemo, OrBm25, Ours, Ripgrep, log, summarize
+
+HERE = Path(__file__).resolve().parent
+BENCH = HERE.parent
+SET = HERE / "realset.json"
+MIRROR = Path(os.environ.get("PI_BENCH_MIRROR", "/work/.mirror"))
+
+
+def load_set() -> dict[str, Any]:
+    return dict(orjson.loads(SET.read_bytes()))
+
+
+def queries(split: str) -> list[dict[str, Any]]:
+    """Every query of the split's sessions: style, text, acceptable (sessionId, entryId)s."""
+    st = load_set()
+    sessions = {s["key"]: s for s in st["sessions"]}
+    out: list[dict[str, Any]] = []
+    for m in st["moments"]:
+        s = sessions[m["session"]]
+        if split != "all" and s["split"] != split:
+            continue
+        answers = {(s["sessionId"], eid) for eid in m["answers"]}
+        for style in STYLES:
+            out.append({"style": style, "query": m[style], "answers": answers,
+                        "session": s["key"], "what": m["what"]})
+    return out
+
+
+def read_session(s: dict[str, Any]) -> bytes:
+    """The session's bytes from the fetch mirror, checked against the set's sha256."""
+    git_dir = MIRROR / s["repo"].replace("/", "+") / "repo"
+    if not git_dir.is_dir():
+        raise SystemExit(f"{s['repo']} is not in {MIRROR}: fetch github:{s['repo']} with the fetch "
+                         f"tool (or set PI_BENCH_MIRROR to where its git directory lives)")
+    r = subprocess.run(["git", "-C", str(git_dir), "show", f"{s['commit']}:{s['path']}"],
+                       capture_output=True)
+    if r.returncode != 0:
+        raise SystemExit(f"{s['repo']}@{s['commit'][:10]}:{s['path']} not in the mirror: "
+                         f"{r.stderr.decode().strip()}")
+    if hashlib.sha256(r.stdout).hexdigest() != s["sha256"]:
+        raise SystemExit(f"{s['repo']}:{s['path']}: sha256 differs from the set's")
+    return r.stdout
+
+
+class RealCorpus:
+    """An agent dir holding the split's real sessions, alone or inside a generated history."""
+
+    def __init__(self, out: Path, split: str, scale: str) -> None:
+        st = load_set()
+        chosen = [s for s in st["sessions"] if split == "all" or s["split"] == split]
+        self.scale = scale
+        self.dir = out / f"{split}-{scale}"
+        self.agent_dir = self.dir / "agent"
+        self.sessions_dir = self.agent_dir / "sessions"
+        want = {"set": [s["sha256"] for s in chosen], "scale": scale}
+        stamp = self.dir / "stamp.json"
+        cwds: set[str] = set()
+        fresh = not (stamp.exists() and orjson.loads(stamp.read_bytes()) == want)
+        if fresh:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir.mkdir(parents=True)
+            if scale != "alone":
+                self._history(scale)
+        for s in chosen:
+            data = read_session(s)
+            header = orjson.loads(data.split(b"\n", 1)[0])
+            cwds.add(str(header["cwd"]))
+            if fresh:
+                ts = str(header.get("timestamp", "2026-01-01T00:00:00.000Z")).replace(":", "-")
+                dest = self.sessions_dir / encoded_dir(header["cwd"]) / f"{ts}_{header['id']}.jsonl"
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(data)
+        if fresh:
+            stamp.write_bytes(orjson.dumps(want))
+        # The real sessions keep their own cwd, so their folders are workspace roots beside the
+        # history's; nothing in them is rewritten.
+        self.roots = sorted(cwds | ({VISIBLE_ROOT} if scale != "alone" else set()))
+        self.bytes = sum(f.stat().st_size for f in self.sessions_dir.glob("*/*.jsonl"))
+        self.files = sum(1 for _ in self.sessions_dir.glob("*/*.jsonl"))
+
+    def _history(self, scale: str) -> None:
+        from .history import generate
+
+        m = generate(BENCH / "out" / f"rel-history-realistic-{scale}", parse_size(scale),
+                     HISTORY_SEED)
+        subprocess.run(["cp", "-al", m["agent_dir"], str(self.agent_dir)], check=True)
+
+    def jsonl(self) -> Iterator[Path]:
+        yield from sorted(self.sessions_dir.glob("*/*.jsonl"))
+
+
+def score(search: Callable[[str], list[Hit]], qs: list[dict[str, Any]]) -> dict[str, Any]:
+    rows: list[dict[str, Any]] = []
+    for q in qs:
+        hits = search(q["query"])[:K]
+        rank = next((i + 1 for i, h in enumerate(hits) if h in q["answers"]), None)
+        rows.append({"query": q["query"], "style": q["style"], "session": q["session"],
+                     "what": q["what"], "rank": rank, "hits": len(hits)})
+    return {"styles": summarize(rows), "queries": rows}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--set", default="real")
+    ap.add_argument("--split", default="dev", choices=["dev", "test", "all"])
+    ap.add_argument("--scale", default="alone", help="'alone' or a history size (250M)")
+    ap.add_argument("--repo", action="append", type=Path, default=None,
+                    help="a worktree whose server/ to measure as `ours` (repeatable; PATH@REV too)")
+    ap.add_argument("--engines", default="ours,orbm25")
+    ap.add_argument("--out", type=Path, default=BENCH / "out" / "rel-real")
+    ap.add_argument("--results", type=Path, default=None)
+    ap.add_argument("--fresh-index", action="store_true")
+    ap.add_argument("--misses", action="store_true",
+                    help="list every query an engine ranked its answer below 1, with the rank")
+    args = ap.parse_args()
+    out: Path = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    corpus = RealCorpus(out, args.split, args.scale)
+    qs = queries(args.split)
+    log(f"real {args.split} {args.scale}: {corpus.bytes / 1e6:.1f} MB, {corpus.files} files, "
+        f"{len(qs)} queries ({time.perf_counter() - t0:.0f} s)")
+    results: dict[str, Any] = {
+        "set": "real", "split": args.split, "scale": args.scale, "corpus_bytes": corpus.bytes,
+        "corpus_files": corpus.files, "queries": len(qs),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "engines": {}}
+    for eng in args.engines.split(","):
+        t1 = time.perf_counter()
+        engines: list[Any]
+        if eng == "ours":
+            engines = [Ours(r, corpus, args.fresh_index)  # type: ignore[arg-type]
+                       for r in (args.repo or [BENCH.parent])]
+        elif eng == "rg":
+            engines = [Ripgrep(corpus)]  # type: ignore[arg-type]
+        elif eng == "mnemo":
+            engines = [Mnemo(corpus, out)]  # type: ignore[arg-type]
+        elif eng == "orbm25":
+            engines = [OrBm25(corpus)]  # type: ignore[arg-type]
+        else:
+            raise SystemExit(f"unknown engine {eng}")
+        for e in engines:
+            try:
+                t2 = time.perf_counter()
+                res = score(e.search, qs)
+                res["setup_s"] = round(t2 - t1, 1)
+                if isinstance(e, Ours):
+                    res["latency_ms"] = {"p50": round(statistics.median(e.times), 1)}
+                    res["index_s"] = e.index_s
+                results["engines"][e.name] = res
+                log(f"{e.name}: " + ", ".join(f"{s} R@10 {v['r@10']:.2f}"
+                                              for s, v in res["styles"].items()))
+                if args.misses:
+                    for row in res["queries"]:
+                        if row["rank"] != 1:
+                            print(f"  {e.name} [{row['style']}] {row['query']!r}: rank "
+                                  f"{row['rank'] or '-'} ({row['hits']} hits; {row['what']})",
+                                  file=sys.stderr)
+            finally:
+                e.close()
+    dest = args.results or out / f"{args.split}-{args.scale}-{args.engines.replace(',', '+')}.json"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2))
+    print(table(results))
+    print(f"results: {dest}")
+
+
+def table(results: dict[str, Any]) -> str:
+    lines = ["| engine | style | R@1 | R@10 | MRR@10 | zero-hit |", "|---|---|---:|---:|---:|---:|"]
+    for name, res in results["engines"].items():
+        for style, v in res["styles"].items():
+            lines.append(f"| {name} | {style} | {v['r@1']:.2f} | {v['r@10']:.2f} | "
+                         f"{v['mrr@10']:.2f} | {v['zero_hit']:.2f} |")
+    return "\n".join(lines)
