@@ -9,6 +9,10 @@ and its sha256 checked. A missing one stops the run with the repository to fetch
 asked three ways (copied / memory / agent, see queries.py) from the session's text, before any
 engine ran; its answers are entry ids of its session. The split is by session, stored in the set.
 
+Some sessions are Pi's JSON event stream (`pi --mode json`, as pi-messenger keeps its crew
+workers' runs), marked `"format": "pi-events"`: they become the session file Pi itself would have
+written (`events_to_session`), so their answers are the entry ids that conversion gives.
+
 `--scale 250M` puts the split's sessions inside the generated history of developer work
 (history.py, seed 37, shared with the scripted set), hard-linked. Corpora, our index (per tree
 of --repo's server/) and the floor's index are cached under bench/out/rel-real/, so a rerun of
@@ -20,7 +24,9 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import re
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -77,6 +83,120 @@ def read_session(s: dict[str, Any]) -> bytes:
     return r.stdout
 
 
+def session_bytes(s: dict[str, Any]) -> bytes:
+    """The session as the index reads it: the file itself, or the file Pi writes for an event stream."""
+    data = read_session(s)
+    return events_to_session(data) if s.get("format") == "pi-events" else data
+
+
+def events_to_session(data: bytes) -> bytes:
+    """Pi's session file for a `--mode json` event stream.
+
+    Pi's SessionManager persists each `message_end` (a custom-role message as a custom_message
+    entry) under the header the stream opens with; the rest of the stream (deltas, tool progress)
+    is never written. Entry ids are the session id and the entry's position hashed, so they are
+    stable for the set's answers.
+    """
+    lines = data.split(b"\n")
+    header = orjson.loads(lines[0])
+    if header.get("type") != "session":
+        raise SystemExit("an event stream must open with Pi's session header")
+    sid = str(header["id"])
+    out = [orjson.dumps(header)]
+    parent: str | None = None
+    for raw in lines[1:]:
+        if b'"message_end"' not in raw[:40]:
+            continue
+        msg = orjson.loads(raw)["message"]
+        eid = hashlib.sha256(f"{sid}:{len(out)}".encode()).hexdigest()[:8]
+        ms = msg.get("timestamp")
+        ts = (time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms / 1000)) + f".{ms % 1000:03d}Z"
+              if isinstance(ms, int) else header["timestamp"])
+        entry: dict[str, Any] = {"id": eid, "parentId": parent, "timestamp": ts}
+        if msg.get("role") == "custom":
+            entry = {"type": "custom_message", **entry, "customType": msg.get("customType"),
+                     "content": msg.get("content"), "display": msg.get("display", True)}
+            if "details" in msg:
+                entry["details"] = msg["details"]
+        else:
+            entry = {"type": "message", **entry, "message": msg}
+        out.append(orjson.dumps(entry))
+        parent = eid
+    return b"\n".join(out) + b"\n"
+
+
+def entry_texts(data: bytes) -> dict[str, str]:
+    """Each entry's searchable text (message text, thinking, tool calls and results, custom
+    messages), for the set's style check."""
+    out: dict[str, str] = {}
+    for raw in data.splitlines():
+        try:
+            e = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue  # Pi skips a line it cannot parse, and so does the index
+        parts: list[str] = []
+        msg = e.get("message") if isinstance(e.get("message"), dict) else e
+        content = msg.get("content")
+        for b in [{"type": "text", "text": content}] if isinstance(content, str) else content or []:
+            if b.get("type") == "text":
+                parts.append(str(b.get("text", "")))
+            elif b.get("type") == "thinking":
+                parts.append(str(b.get("thinking", "")))
+            elif b.get("type") == "toolCall":
+                parts.append(f"{b.get('name')} {orjson.dumps(b.get('arguments')).decode()}")
+        for key in ("command", "output", "summary"):
+            if isinstance(msg.get(key), str):
+                parts.append(msg[key])
+        if "id" in e:
+            out[str(e["id"])] = "\n".join(parts)
+    return out
+
+
+def check_real() -> list[str]:
+    """The scripted set's style rules (styles.check_set) on the real set: 1-4 answers that exist
+    in their session; copied: every word verbatim in one answer; from memory: 2-5 words, one or
+    two not in the answers (issue 46's "usually one or two"; the scripted set asks exactly one);
+    agent: 3-6 words, at most one not in them."""
+    st = load_set()
+    sessions = {s["key"]: s for s in st["sessions"]}
+    texts = {k: entry_texts(session_bytes(s)) for k, s in sessions.items()}
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE p USING fts5(x, tokenize='porter unicode61')")
+    db.execute("CREATE VIRTUAL TABLE e USING fts5(x, tokenize='unicode61')")
+
+    def present(table: str, text: str, word: str) -> bool:
+        db.execute(f"DELETE FROM {table}")
+        db.execute(f"INSERT INTO {table}(x) VALUES (?)", (text,))
+        phrase = '"' + word.replace('"', '""') + '"'
+        return bool(db.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?",
+                               (phrase,)).fetchone()[0])
+
+    bad: list[str] = []
+    for m in st["moments"]:
+        known = texts[m["session"]]
+        where = f"{m['session']} ({m['what']})"
+        if not 1 <= len(m["answers"]) <= 4:
+            bad.append(f"{where}: {len(m['answers'])} answers")
+        missing = [a for a in m["answers"] if a not in known]
+        if missing:
+            bad.append(f"{where}: unknown answers {missing}")
+            continue
+        answer_texts = [known[a] for a in m["answers"]]
+        union = "\n".join(answer_texts)
+        for style in STYLES:
+            # A word without a letter or digit (`===`, `|`) is no token to any engine.
+            words = [w for w in str(m[style]).split() if re.search(r"\w", w)]
+            absent = [w for w in words if not present("p", union, w)]
+            if style == "copied" and not any(all(present("e", t, w) for w in words)
+                                             for t in answer_texts):
+                bad.append(f"{where}: copied {m[style]!r} not verbatim in one answer")
+            elif style == "memory" and (not 2 <= len(words) <= 5 or not 1 <= len(absent) <= 2):
+                bad.append(f"{where}: memory {m[style]!r}: {len(words)} words, absent {absent}")
+            elif style == "agent" and (not 3 <= len(words) <= 6 or len(absent) > 1):
+                bad.append(f"{where}: agent {m[style]!r}: {len(words)} words, absent {absent}")
+    return bad
+
+
 class RealCorpus:
     """An agent dir holding the split's real sessions, alone or inside a generated history."""
 
@@ -87,7 +207,7 @@ class RealCorpus:
         self.dir = out / f"{split}-{scale}"
         self.agent_dir = self.dir / "agent"
         self.sessions_dir = self.agent_dir / "sessions"
-        want = {"set": [s["sha256"] for s in chosen], "scale": scale}
+        want = {"set": [s["sha256"] for s in chosen], "scale": scale, "events": 1}
         stamp = self.dir / "stamp.json"
         cwds: set[str] = set()
         fresh = not (stamp.exists() and orjson.loads(stamp.read_bytes()) == want)
@@ -97,7 +217,7 @@ class RealCorpus:
             if scale != "alone":
                 self._history(scale)
         for s in chosen:
-            data = read_session(s)
+            data = session_bytes(s)
             header = orjson.loads(data.split(b"\n", 1)[0])
             cwds.add(str(header["cwd"]))
             if fresh:
@@ -145,9 +265,16 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=BENCH / "out" / "rel-real")
     ap.add_argument("--results", type=Path, default=None)
     ap.add_argument("--fresh-index", action="store_true")
+    ap.add_argument("--check", action="store_true", help="only check the set's style rules")
     ap.add_argument("--misses", action="store_true",
                     help="list every query an engine ranked its answer below 1, with the rank")
     args = ap.parse_args()
+    bad = check_real()
+    for b in bad:
+        print("set check:", b, file=sys.stderr)
+    if args.check or bad:
+        print(f"{len(load_set()['moments'])} moments, {len(bad)} violations")
+        sys.exit(1 if bad else 0)
     out: Path = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
