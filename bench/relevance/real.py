@@ -13,8 +13,9 @@ Some sessions are Pi's JSON event stream (`pi --mode json`, as pi-messenger keep
 workers' runs), marked `"format": "pi-events"`: they become the session file Pi itself would have
 written (`events_to_session`), so their answers are the entry ids that conversion gives.
 
-`--scale 250M` puts the split's sessions inside the generated history of developer work
-(history.py, seed 37, shared with the scripted set), hard-linked. Corpora, our index (per tree
+`--scale 250M` puts the split's sessions inside a history, hard-linked: by default copies of
+other real sessions (realfiller.py, the pool in realpool.json), with `--filler generated` the
+generated developer work of history.py (seed 37, shared with the scripted set). Corpora, our index (per tree
 of --repo's server/) and the floor's index are cached under bench/out/rel-real/, so a rerun of
 `ours` on new code reindexes ours only.
 """
@@ -200,14 +201,16 @@ def check_real() -> list[str]:
 class RealCorpus:
     """An agent dir holding the split's real sessions, alone or inside a generated history."""
 
-    def __init__(self, out: Path, split: str, scale: str) -> None:
+    def __init__(self, out: Path, split: str, scale: str, filler: str = "real") -> None:
         st = load_set()
         chosen = [s for s in st["sessions"] if split == "all" or s["split"] == split]
         self.scale = scale
-        self.dir = out / f"{split}-{scale}"
+        self.dir = out / (f"{split}-{scale}" if scale == "alone" or filler == "generated"
+                          else f"{split}-{scale}-real")
         self.agent_dir = self.dir / "agent"
         self.sessions_dir = self.agent_dir / "sessions"
-        want = {"set": [s["sha256"] for s in chosen], "scale": scale, "events": 1}
+        want = {"set": [s["sha256"] for s in chosen], "scale": scale, "events": 1,
+                "filler": filler if scale != "alone" else None}
         stamp = self.dir / "stamp.json"
         cwds: set[str] = set()
         fresh = not (stamp.exists() and orjson.loads(stamp.read_bytes()) == want)
@@ -215,7 +218,7 @@ class RealCorpus:
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir.mkdir(parents=True)
             if scale != "alone":
-                self._history(scale)
+                self._history(scale, filler)
         for s in chosen:
             data = session_bytes(s)
             header = orjson.loads(data.split(b"\n", 1)[0])
@@ -233,11 +236,16 @@ class RealCorpus:
         self.bytes = sum(f.stat().st_size for f in self.sessions_dir.glob("*/*.jsonl"))
         self.files = sum(1 for _ in self.sessions_dir.glob("*/*.jsonl"))
 
-    def _history(self, scale: str) -> None:
-        from .history import generate
+    def _history(self, scale: str, filler: str) -> None:
+        if filler == "real":
+            from .realfiller import generate as real_history
 
-        m = generate(BENCH / "out" / f"rel-history-realistic-{scale}", parse_size(scale),
-                     HISTORY_SEED)
+            m = real_history(BENCH / "out" / f"rel-history-real-{scale}", parse_size(scale))
+        else:
+            from .history import generate
+
+            m = generate(BENCH / "out" / f"rel-history-realistic-{scale}", parse_size(scale),
+                         HISTORY_SEED)
         subprocess.run(["cp", "-al", m["agent_dir"], str(self.agent_dir)], check=True)
 
     def jsonl(self) -> Iterator[Path]:
@@ -259,6 +267,10 @@ def main() -> None:
     ap.add_argument("--set", default="real")
     ap.add_argument("--split", default="dev", choices=["dev", "test", "all"])
     ap.add_argument("--scale", default="alone", help="'alone' or a history size (250M)")
+    ap.add_argument("--filler", default="real", choices=["real", "generated"],
+                    help="the history around the split at --scale: copies of the real sessions of "
+                         "realpool.json (realfiller.py) or the generated developer work of "
+                         "history.py (seed 37)")
     ap.add_argument("--repo", action="append", type=Path, default=None,
                     help="a worktree whose server/ to measure as `ours` (repeatable; PATH@REV too)")
     ap.add_argument("--engines", default="ours,orbm25")
@@ -278,12 +290,13 @@ def main() -> None:
     out: Path = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    corpus = RealCorpus(out, args.split, args.scale)
+    corpus = RealCorpus(out, args.split, args.scale, args.filler)
     qs = queries(args.split)
     log(f"real {args.split} {args.scale}: {corpus.bytes / 1e6:.1f} MB, {corpus.files} files, "
         f"{len(qs)} queries ({time.perf_counter() - t0:.0f} s)")
     results: dict[str, Any] = {
-        "set": "real", "split": args.split, "scale": args.scale, "corpus_bytes": corpus.bytes,
+        "set": "real", "split": args.split, "scale": args.scale,
+        "filler": args.filler if args.scale != "alone" else None, "corpus_bytes": corpus.bytes,
         "corpus_files": corpus.files, "queries": len(qs),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "engines": {}}
     for eng in args.engines.split(","):
@@ -319,7 +332,8 @@ def main() -> None:
                                   file=sys.stderr)
             finally:
                 e.close()
-    dest = args.results or out / f"{args.split}-{args.scale}-{args.engines.replace(',', '+')}.json"
+    tag = args.scale if args.scale == "alone" or args.filler == "generated" else f"{args.scale}-real"
+    dest = args.results or out / f"{args.split}-{tag}-{args.engines.replace(',', '+')}.json"
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2))
     print(table(results))
