@@ -209,7 +209,7 @@ class RealCorpus:
                           else f"{split}-{scale}-real")
         self.agent_dir = self.dir / "agent"
         self.sessions_dir = self.agent_dir / "sessions"
-        want = {"set": [s["sha256"] for s in chosen], "scale": scale, "events": 1,
+        want = {"set": [s["sha256"] for s in chosen], "scale": scale, "events": 1, "cwd": 1,
                 "filler": filler if scale != "alone" else None}
         stamp = self.dir / "stamp.json"
         cwds: set[str] = set()
@@ -221,7 +221,14 @@ class RealCorpus:
                 self._history(scale, filler)
         for s in chosen:
             data = session_bytes(s)
-            header = orjson.loads(data.split(b"\n", 1)[0])
+            first, rest = data.split(b"\n", 1)
+            header = orjson.loads(first)
+            drive = re.match(r"([A-Za-z]):[\\/](.*)", str(header["cwd"]))
+            if drive:
+                # A Windows cwd is no workspace root on this machine: the header says where the
+                # session ran as Git Bash names it (C:\x -> /c/x), as its own commands do.
+                header["cwd"] = f"/{drive[1].lower()}/{drive[2].replace(chr(92), '/')}"
+                data = orjson.dumps(header) + b"\n" + rest
             cwds.add(str(header["cwd"]))
             if fresh:
                 ts = str(header.get("timestamp", "2026-01-01T00:00:00.000Z")).replace(":", "-")
@@ -230,8 +237,8 @@ class RealCorpus:
                 dest.write_bytes(data)
         if fresh:
             stamp.write_bytes(orjson.dumps(want))
-        # The real sessions keep their own cwd, so their folders are workspace roots beside the
-        # history's; nothing in them is rewritten.
+        # The real sessions keep their own cwd (a Windows one as above), so their folders are
+        # workspace roots beside the history's; nothing else in them is rewritten.
         self.roots = sorted(cwds | ({VISIBLE_ROOT} if scale != "alone" else set()))
         self.bytes = sum(f.stat().st_size for f in self.sessions_dir.glob("*/*.jsonl"))
         self.files = sum(1 for _ in self.sessions_dir.glob("*/*.jsonl"))
