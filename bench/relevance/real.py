@@ -15,9 +15,10 @@ written (`events_to_session`), so their answers are the entry ids that conversio
 
 `--scale 250M` puts the split's sessions inside a history, hard-linked: by default copies of
 other real sessions (realfiller.py, the pool in realpool.json), with `--filler generated` the
-generated developer work of history.py (seed 37, shared with the scripted set). Corpora, our index (per tree
-of --repo's server/) and the floor's index are cached under bench/out/rel-real/, so a rerun of
-`ours` on new code reindexes ours only.
+generated developer work of history.py (seed 37, shared with the scripted set). Corpora, our index
+(per tree of --repo's server/) and the floor's index are cached under bench/out/rel-real/, so a
+rerun of `ours` on new code reindexes ours only. `--check` only checks the queries' style rules
+(check_real), which every run checks first.
 """
 
 from __future__ import annotations
