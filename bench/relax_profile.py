@@ -35,7 +35,7 @@ MIX: dict[str, list[dict[str, Any]]] = {  # bench/run.py's query mix, the relaxe
 
 
 def set_queries() -> dict[str, list[dict[str, Any]]]:
-    from relevance_queries import MOMENTS  # beside this file (HERE is on sys.path)
+    from relevance.queries import MOMENTS  # the package beside this file (HERE is on sys.path)
     out: dict[str, list[dict[str, Any]]] = {"copied": [], "memory": [], "agent": []}
     for _key, _marks, copied, memory, agent in MOMENTS:
         for style, text in (("copied", copied), ("memory", memory), ("agent", agent)):

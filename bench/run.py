@@ -39,8 +39,9 @@ sys.path.insert(0, str(HERE))
 
 from corpus import generate, iso, parse_size  # noqa: E402
 from lspclient import LspClient, RpcError  # noqa: E402
-from relevance import measure as measure_relevance  # noqa: E402
-from relevance import plant as plant_relevance  # noqa: E402
+from peer import peer_exe  # noqa: E402
+from relevance.legacy import measure as measure_relevance  # noqa: E402
+from relevance.legacy import plant as plant_relevance  # noqa: E402
 
 VENV_BIN = Path(sys.executable).parent
 CLI = str(VENV_BIN / "pi-event-search")
@@ -631,17 +632,6 @@ class Bench:
         self.res["load_average"] = dict(load)
         self.res["targets"] = evaluate(self.res)
         return self.res
-
-
-def peer_exe(out: Path, spec: str) -> str:
-    """The peer's command in a venv of its own under the bench output (created on first use)."""
-    venv = (out / "peer-venv").resolve()
-    exe = venv / "bin" / spec.split("==")[0].removesuffix("-search")
-    if not exe.exists() or spec not in subprocess.run(
-            [str(venv / "bin" / "pip"), "freeze"], capture_output=True, text=True).stdout:
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", spec], check=True)
-    return str(exe)
 
 
 def peer_index(exe: str, agent_dir: Path, db: Path, home: Path) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """A large developer history of other templates, to put around the relevance set.
 
-    .venv/bin/python bench/relevance_history.py OUT --size 250M [--seed 37]
+    .venv/bin/python -m bench.relevance.history OUT --size 250M [--seed 37]
 
 bench/corpus.py's history is word salad over ~250 common words plus synthetic ones: the set's
 distinctive words (nginx, lockfile, certbot, kafka ...) never occur in it, so it hides nothing
@@ -13,7 +13,7 @@ of the set's sessions is used (a history made from them would copy their words a
 answer under its copies); the vocabulary is the field's, so a query's common words meet many
 other events and its rare ones some.
 
-Sessions are written with the set's own JSONL writer (bench/relevance_write.py), into
+Sessions are written with the set's own JSONL writer (bench/relevance/write.py), into
 OUT/agent/sessions under /bench/work/<project>, and OUT/manifest.json records size and seed.
 """
 
@@ -21,19 +21,17 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import orjson
+from corpus import parse_size
+
+from .sessions import Session
+from .write import _write_py
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from corpus import parse_size  # noqa: E402
-from relevance_sessions import Session  # noqa: E402
-from relevance_write import _write_py  # noqa: E402
 
 VERSION = 1
 Step = tuple[Any, ...]

@@ -1,8 +1,8 @@
 """The sessions of the three-style relevance set (issue 37): developer work as Pi records it.
 
-Each session is a script of steps; `bench/relevance_write.py` writes half of them with this
+Each session is a script of steps; `bench/relevance/write.py` writes half of them with this
 bench's own JSONL writer and half with Pi's own SessionManager (tests/piwriter), and returns the
-entry id of every marked step. The queries (`bench/relevance_queries.py`) name their acceptable
+entry id of every marked step. The queries (`bench/relevance/queries.py`) name their acceptable
 answers by (session key, mark). The texts were written first, the queries afterwards from a
 memory of them; neither was tuned to any engine's results.
 

@@ -1,19 +1,19 @@
 """Relevance of search, two sets.
 
-The three-style set (issue 37; bench/relevance_sessions.py, bench/relevance_queries.py):
+The three-style set (issue 37; bench/relevance/sessions.py, bench/relevance/queries.py):
 
-    .venv/bin/python bench/relevance.py [--scale alone|250M] [--repo PATH] [--engines ...]
+    .venv/bin/python -m bench.relevance [--scale alone|250M] [--repo PATH] [--engines ...]
 
 writes the set's sessions (half with Pi's own SessionManager), optionally inside a generated
 history of other templates (bench/corpus.py, seed 37), and asks every engine every query:
 recall@1, recall@10, MRR@10 and the zero-hit rate per style. Engines: `ours` (this project's
 server over the LSP, from --repo's code), `rg` (ripgrep), `mnemo` (mnemo-search 0.7.0 in its own
 venv), `orbm25` (every word OR-ed in SQLite FTS5, porter, camelCase split, bm25). See
-bench/relevance_styles.py for the engines and docs/benchmarks.md for the method.
+bench/relevance/styles.py for the engines and docs/benchmarks.md for the method.
 
-The older inflection set (bench/relevance_set.py), which bench/run.py also measures:
+The older inflection set (bench/relevance/inflection.py), which bench/run.py also measures:
 
-    .venv/bin/python bench/relevance.py --legacy CORPUS_DIR INDEX
+    .venv/bin/python -m bench.relevance --legacy CORPUS_DIR INDEX
 
 `plant` adds one small session per relevance item to a generated corpus (visible projects,
 timestamps spread over the corpus' time span, a separate seeded RNG: the corpus' own files are not
@@ -34,12 +34,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from corpus import DEV_WORDS, VISIBLE_ROOT, encoded_dir, iso
+
+from .inflection import ITEMS, queries
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from corpus import DEV_WORDS, VISIBLE_ROOT, encoded_dir, iso  # noqa: E402
-from relevance_set import ITEMS, queries  # noqa: E402
 
 VERSION = 1
 K = 10
@@ -211,7 +210,12 @@ def main() -> None:
         args = ap.parse_args()
         legacy(args.corpus, args.index, args.no_index)
         return
-    from relevance_styles import main as styles_main
+    if "--set" in sys.argv and sys.argv[sys.argv.index("--set") + 1:][:1] == ["real"]:
+        from .real import main as real_main
+
+        real_main()
+        return
+    from .styles import main as styles_main
 
     styles_main()
 

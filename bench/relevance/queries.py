@@ -1,4 +1,4 @@
-"""Queries of the three-style relevance set (issue 37), over bench/relevance_sessions.py.
+"""Queries of the three-style relevance set (issue 37), over bench/relevance/sessions.py.
 
 Styles (the issue's):
     copied  words copied from the event
@@ -7,7 +7,7 @@ Styles (the issue's):
     agent   an agent's keyword query: 3-6 keywords, at most one not in the event
 Each query names 1-4 acceptable answers as (session key, mark): a call and its result, a
 question and its answer. They were written after the sessions, from a memory of them, before
-any engine answered one; `relevance_set_check` (bench/relevance.py --check) verifies the word
+any engine answered one; `relevance_set_check` (python -m bench.relevance --check) verifies the word
 rules above against the answers' own text (FTS5 porter tokens, no identifier splitting), so a
 style cannot drift towards what an engine happens to find.
 """

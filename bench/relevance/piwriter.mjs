@@ -13,7 +13,7 @@ import { join, resolve, dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const PI = resolve(HERE, "../tests/piwriter/node_modules/@mariozechner/pi-coding-agent/dist/index.js");
+const PI = resolve(HERE, "../../tests/piwriter/node_modules/@mariozechner/pi-coding-agent/dist/index.js");
 
 let clock = 0;
 const RealDate = Date;

@@ -1,7 +1,7 @@
-"""Writes the three-style relevance set's sessions (bench/relevance_sessions.py, with the routine
-turns of bench/relevance_filler.py around their steps) into a Pi sessions root: the "py" sessions
+"""Writes the three-style relevance set's sessions (sessions.py, with the routine
+turns of filler.py around their steps) into a Pi sessions root: the "py" sessions
 with this bench's JSONL writer, the "pi" sessions with Pi's own SessionManager
-(bench/relevance_piwriter.mjs, which needs tests/piwriter's npm install:
+(piwriter.mjs, which needs tests/piwriter's npm install:
 scripts/setup.d/10-piwriter.sh). Returns, per session key, its sessionId, file and the entry id
 of every marked step. Also: `step_text`, the searchable words of one step, for the set's check.
 """
@@ -19,22 +19,21 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from corpus import encoded_dir, iso
+
+from .filler import expand
+from .sessions import SESSIONS, Session
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from corpus import encoded_dir, iso  # noqa: E402
-from relevance_filler import expand  # noqa: E402
-from relevance_sessions import SESSIONS, Session  # noqa: E402
 
 START_MS = int(datetime(2026, 10, 1, 9, tzinfo=UTC).timestamp() * 1000)
-PIWRITER = HERE.parent / "tests" / "piwriter"
+PIWRITER = HERE.parent.parent / "tests" / "piwriter"
 
 
 def set_digest() -> str:
     """Changes whenever a session's script or this writer changes: the cached copy is rewritten."""
     h = hashlib.sha256(repr(SESSIONS).encode())
-    for f in ("relevance_write.py", "relevance_piwriter.mjs", "relevance_filler.py"):
+    for f in ("write.py", "piwriter.mjs", "filler.py"):
         h.update((HERE / f).read_bytes())
     return h.hexdigest()[:16]
 
@@ -134,7 +133,7 @@ def _write_pi(sessions: list[Session], sessions_dir: Path, work: Path) -> dict[s
                           "steps": [list(st) for st in expand(s.key, s.steps)]} for s in sessions]}
     spec_path, out_path = work / "pi-spec.json", work / "pi-written.json"
     spec_path.write_text(json.dumps(spec))
-    subprocess.run(["node", str(HERE / "relevance_piwriter.mjs"), str(spec_path), str(out_path)],
+    subprocess.run(["node", str(HERE / "piwriter.mjs"), str(spec_path), str(out_path)],
                    check=True)
     written: dict[str, Any] = json.loads(out_path.read_text())
     return written

@@ -1,10 +1,10 @@
 """The three-style relevance run (issue 37): corpora, engines, scores. Started by
-bench/relevance.py (see its docstring); `--help` lists the options.
+bench/relevance/legacy.py (see its docstring); `--help` lists the options.
 
 Corpora (cached under --out, default bench/out/rel/):
 - `alone`: the set's 28 sessions only (set/agent/sessions).
 - `250M` (any size): a history of developer work generated from other templates
-  (bench/relevance_history.py, seed 37; none of the set's texts), hard-linked, with the set's
+  (bench/relevance/history.py, seed 37; none of the set's texts), hard-linked, with the set's
   sessions added to it. `--history salad` uses bench/corpus.py's word-salad history instead.
 
 Engines, each asked every query for 10 hits:
@@ -40,16 +40,17 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from corpus import VISIBLE_ROOT, generate, parse_size
+from lspclient import LspClient
+from peer import peer_exe
+
+from .queries import STYLES, style_queries
+from .sessions import SESSIONS
+from .write import step_text, write_set
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path.insert(0, str(HERE))
-
-from corpus import VISIBLE_ROOT, generate, parse_size  # noqa: E402
-from lspclient import LspClient  # noqa: E402
-from relevance_queries import STYLES, style_queries  # noqa: E402
-from relevance_sessions import SESSIONS  # noqa: E402
-from relevance_write import step_text, write_set  # noqa: E402
+BENCH = HERE.parent
+REPO = BENCH.parent
 
 K = 10
 HISTORY_SEED = 37
@@ -131,7 +132,7 @@ class Corpus:
             m = generate(out.parent / f"rel-history-{scale}", parse_size(scale), HISTORY_SEED)
             stats = m["stats"]
         else:
-            from relevance_history import generate as generate_realistic
+            from .history import generate as generate_realistic
 
             m = generate_realistic(out.parent / f"rel-history-realistic-{scale}",
                                    parse_size(scale), HISTORY_SEED)
@@ -292,8 +293,6 @@ class Mnemo:
     name = "mnemo-search==0.7.0"
 
     def __init__(self, corpus: Corpus, out: Path) -> None:
-        from run import peer_exe
-
         self.exe = peer_exe(out.parent, self.name)
         self.home = corpus.dir / "mnemo-home"
         shutil.rmtree(self.home, ignore_errors=True)
@@ -504,12 +503,12 @@ def main() -> None:
     ap.add_argument("--scale", default="alone", help="'alone' or a history size (250M)")
     ap.add_argument("--history", default="realistic", choices=["realistic", "salad"],
                     help="the history around the set: developer work from other templates "
-                         "(bench/relevance_history.py) or bench/corpus.py's word salad")
+                         "(bench/relevance/history.py) or bench/corpus.py's word salad")
     ap.add_argument("--repo", action="append", type=Path, default=None,
                     help="a worktree whose server/ to measure as `ours` (repeatable; default: "
                          "this one); PATH@REV: that commit's server/, exported")
     ap.add_argument("--engines", default="ours,rg,mnemo,orbm25")
-    ap.add_argument("--out", type=Path, default=HERE / "out" / "rel")
+    ap.add_argument("--out", type=Path, default=BENCH / "out" / "rel")
     ap.add_argument("--results", type=Path, default=None,
                     help="JSON output (default bench/out/rel/<scale>-<engines>.json)")
     ap.add_argument("--fresh-index", action="store_true", help="rebuild our index from scratch")

@@ -4,7 +4,7 @@ Each item is one planted event (its shape and text) and the natural queries that
 inflected words ("build failing" for "the build fails"), two- and three-word queries, file names,
 error messages, identifiers, and a few quoted phrases. Every query word occurs in the event's text,
 exactly or as another English inflection (fail/fails/failed/failing), inside one searchable
-fragment of it. `bench/relevance.py` plants the events into a corpus and measures MRR@10 and
+fragment of it. `bench/relevance/legacy.py` plants the events into a corpus and measures MRR@10 and
 recall@10 through the server.
 
 Shapes: ("user", text) user prompt; ("assistant", text) assistant reply; ("result", tool, args,
