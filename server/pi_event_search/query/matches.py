@@ -1,5 +1,5 @@
-"""The visible, filtered fragments an FTS5 MATCH finds: the SQL every ranking of a query shares
-(ranking.py for the events holding every term, relax.py for the partial matches).
+"""The visible, filtered fragments an FTS5 MATCH finds: the SQL every part of a search shares
+(evidence.py's candidates, ranking.py's rest after the scored order, groups.py's counts).
 
 Authorization, the caller's places and the filters are part of each query's SQL, never applied to
 rows afterwards.
@@ -37,12 +37,12 @@ class Query:
     where: list[str]
     params: list[Any]
     scope_fts: str | None
-    relax: bool = False  # partial matches follow the events holding every term (relax.py)
+    relax: bool = False  # partial hits too (match "any"); False: every term per event ("all")
 
 
 def words(match: str) -> str:
     """`match` held by the words as written (the text and meta columns), not by identifier parts
-    (the parts column: only partial matches count those, relax.py)."""
+    (the parts column: an expansion, evidence.py weighs it apart)."""
     return f"{{text meta}} : ({match})"
 
 
@@ -120,8 +120,8 @@ def fragment_filters(f: Filters) -> tuple[list[str], list[Any]]:
 
 
 def tuples(conn: sqlite3.Connection) -> sqlite3.Cursor:
-    """A cursor yielding plain tuples: a tier is up to CANDIDATES rows, each unpacked right next
-    to its SELECT, where building sqlite3.Row objects would cost more than the FTS5 lookup."""
+    """A cursor yielding plain tuples: a window is hundreds of rows, each made a NamedTuple next to
+    its SELECT (read by name), where sqlite3.Row objects would cost more than the FTS5 lookup."""
     cur = conn.cursor()
     cur.row_factory = None
     return cur

@@ -51,7 +51,7 @@ class Parsed:
 
 @dataclass(frozen=True, slots=True)
 class Term:
-    """One term of a query as the relaxed ranking (relax.py) weighs it."""
+    """One term of a query as the scoring model (evidence.py) weighs it."""
 
     label: str  # as typed, lower-cased, without surrounding punctuation; a phrase in quotes
     raw: str  # as typed (case kept): camelCase parts are read from it
