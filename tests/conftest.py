@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(1, str(Path(__file__).parent.parent))  # the repository: bench.common's corpus and LSP client
 
 from support import PiHome  # noqa: E402
 

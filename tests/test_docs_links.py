@@ -1,7 +1,7 @@
 """Every relative link of the documents (README.md, docs/*.md, clients/*/README.md) reaches a file that
 exists, and every `#anchor` a heading of its target, as GitHub names headings: documents moved and
 renamed (issue 41) must not leave a reader at a dead link. bench/results/history.json, where the past
-benchmark runs went, prints back with bench/history.py."""
+benchmark runs went, prints back with bench/report/history.py."""
 
 from __future__ import annotations
 
@@ -60,11 +60,11 @@ def test_the_checker_sees_a_dead_anchor(tmp_path: Path) -> None:
 
 
 def test_history_prints_every_past_run() -> None:
-    out = subprocess.run([sys.executable, str(REPO / "bench" / "history.py"), "--list"],
+    out = subprocess.run([sys.executable, str(REPO / "bench" / "report" / "history.py"), "--list"],
                          capture_output=True, text=True, check=True).stdout
     assert "round3-cold-index" in out and "masking-38-linear" in out
-    md = subprocess.run([sys.executable, str(REPO / "bench" / "history.py"), "--id", "round3-cold-index"],
-                        capture_output=True, text=True, check=True).stdout
+    md = subprocess.run([sys.executable, str(REPO / "bench" / "report" / "history.py"), "--id",
+                         "round3-cold-index"], capture_output=True, text=True, check=True).stdout
     assert "| 1.1 GB | **now** | 24.1 / **46.0** |" in md
 
 
@@ -75,7 +75,7 @@ def test_a_finished_section_becomes_a_record_and_prints_back(tmp_path: Path) -> 
     section = ("## Cold index, issue 41\n\nBest of two, `abc1234`.\n\n| corpus | MB/s |\n|---|---:|\n"
                "| 250 MB | 80.5 |\n\n### Profile\n\n```sh\nbench/run.py --sizes 250M\n```\n")
     (tmp_path / "run.md").write_text(section)
-    tool = [sys.executable, str(REPO / "bench" / "history.py"), "--file", str(history)]
+    tool = [sys.executable, str(REPO / "bench" / "report" / "history.py"), "--file", str(history)]
     subprocess.run([*tool, "--add", str(tmp_path / "run.md"), "--id", "r41", "--date", "2026-12-06",
                     "--area", "cold-index", "--issue", "41"], check=True, capture_output=True)
     md = subprocess.run([*tool, "--issue", "41"], capture_output=True, text=True, check=True).stdout

@@ -1,14 +1,13 @@
-"""Paging walks one fixed ranking: over the bench corpus (bench/corpus.py), 1,200 hits of a common
+"""Paging walks one fixed ranking: over the bench corpus (bench/common/corpus.py), 1,200 hits of a common
 word come out in the same order 20 or 200 at a time, with no event twice, and walking to the end
 finds every visible matching event exactly once (docs/protocol.md, piEvents/search)."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from bench.common.corpus import VISIBLE_ROOT, generate
 
 from pi_event_search.core.authz import Scope
 from pi_event_search.query.evidence import weights
@@ -17,9 +16,6 @@ from pi_event_search.service.engine import Engine
 from pi_event_search.source.discovery import SessionDir
 
 CANDIDATES = weights().max_events  # the events the scored order holds
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-from corpus import VISIBLE_ROOT, generate  # noqa: E402
 
 SIZE = 30 << 20  # about 2,500 events hold "error": three tiers of CANDIDATES fragments
 SCOPE = Scope.of([VISIBLE_ROOT])

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.relevance.history OUT --size 250M [--seed 37]
 
-bench/corpus.py's history is word salad over ~250 common words plus synthetic ones: the set's
+bench/common/corpus.py's history is word salad over ~250 common words plus synthetic ones: the set's
 distinctive words (nginx, lockfile, certbot, kafka ...) never occur in it, so it hides nothing
 (measured: the OR-ed bm25 ranking keeps R@10 0.96 on from-memory queries inside 250 MB of it).
 A real history is full of the same technologies in other events. This generator writes sessions
@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from corpus import parse_size
+
+from bench.common.corpus import parse_size
 
 from .sessions import Session
 from .write import _write_py

@@ -5,13 +5,13 @@ The three-style set (issue 37; bench/relevance/sessions.py, bench/relevance/quer
     .venv/bin/python -m bench.relevance [--scale alone|250M] [--repo PATH] [--engines ...]
 
 writes the set's sessions (half with Pi's own SessionManager), optionally inside a generated
-history of other templates (bench/corpus.py, seed 37), and asks every engine every query:
+history of other templates (bench/common/corpus.py, seed 37), and asks every engine every query:
 recall@1, recall@10, MRR@10 and the zero-hit rate per style. Engines: `ours` (this project's
 server over the LSP, from --repo's code), `rg` (ripgrep), `mnemo` (mnemo-search 0.7.0 in its own
 venv), `orbm25` (every word OR-ed in SQLite FTS5, porter, camelCase split, bm25). See
 bench/relevance/styles.py for the engines and docs/benchmarks.md for the method.
 
-The older inflection set (bench/relevance/inflection.py), which bench/run.py also measures:
+The older inflection set (bench/relevance/inflection.py), which bench/speed/run.py also measures:
 
     .venv/bin/python -m bench.relevance --legacy CORPUS_DIR INDEX
 
@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from corpus import DEV_WORDS, VISIBLE_ROOT, encoded_dir, iso
+
+from bench.common.corpus import DEV_WORDS, VISIBLE_ROOT, encoded_dir, iso
 
 from .inflection import ITEMS, queries
 
@@ -179,7 +180,7 @@ def measure(search: Any, manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 def legacy(corpus: Path, index: Path, no_index: bool) -> None:
-    from lspclient import LspClient
+    from bench.common.lspclient import LspClient
 
     manifest = plant(corpus, orjson.loads((corpus / "manifest.json").read_bytes()))
     cli = str(Path(sys.executable).parent / "pi-event-search")

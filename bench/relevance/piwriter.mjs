@@ -2,9 +2,9 @@
 // Writes the relevance set's "pi" sessions with Pi's own SessionManager
 // (@mariozechner/pi-coding-agent from tests/piwriter; no LLM, no network).
 //
-// Usage: node bench/relevance_piwriter.mjs SPEC.json OUT.json
+// Usage: node bench/relevance/piwriter.mjs SPEC.json OUT.json
 // SPEC: {"sessionsDir", "sessions": [{"key", "cwd", "startMs", "steps": [...]}]} with the steps
-// of bench/relevance_sessions.py. OUT: {key: {"sessionId", "path", "marks": {mark: entryId}}}.
+// of bench/relevance/sessions.py. OUT: {key: {"sessionId", "path", "marks": {mark: entryId}}}.
 // Pi stamps entries with the wall clock; the clock is replaced by the session's own (startMs,
 // then a few seconds per entry), so these sessions sit in time among the others of the corpus.
 

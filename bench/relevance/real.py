@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from corpus import VISIBLE_ROOT, encoded_dir, parse_size
+
+from bench.common.corpus import VISIBLE_ROOT, encoded_dir, parse_size
 
 from .queries import STYLES
 from .styles import HISTORY_SEED, Hit, K, Mnemo, OrBm25, Ours, Ripgrep, log, summarize

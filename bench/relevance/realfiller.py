@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from corpus import VISIBLE_ROOT, encoded_dir, parse_size
+
+from bench.common.corpus import VISIBLE_ROOT, encoded_dir, parse_size
 
 from .real import load_set, session_bytes
 

@@ -5,7 +5,7 @@ Corpora (cached under --out, default bench/out/rel/):
 - `alone`: the set's 28 sessions only (set/agent/sessions).
 - `250M` (any size): a history of developer work generated from other templates
   (bench/relevance/history.py, seed 37; none of the set's texts), hard-linked, with the set's
-  sessions added to it. `--history salad` uses bench/corpus.py's word-salad history instead.
+  sessions added to it. `--history salad` uses bench/common/corpus.py's word-salad history instead.
 
 Engines, each asked every query for 10 hits:
 - `ours`: `pi-event-search serve` over the LSP (`piEvents/search`, limit 10, default options),
@@ -40,9 +40,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from corpus import VISIBLE_ROOT, generate, parse_size
-from lspclient import LspClient
-from peer import peer_exe
+
+from bench.common.corpus import VISIBLE_ROOT, generate, parse_size
+from bench.common.lspclient import LspClient
+from bench.common.peer import peer_exe
 
 from .queries import STYLES, style_queries
 from .sessions import SESSIONS
@@ -503,7 +504,7 @@ def main() -> None:
     ap.add_argument("--scale", default="alone", help="'alone' or a history size (250M)")
     ap.add_argument("--history", default="realistic", choices=["realistic", "salad"],
                     help="the history around the set: developer work from other templates "
-                         "(bench/relevance/history.py) or bench/corpus.py's word salad")
+                         "(bench/relevance/history.py) or bench/common/corpus.py's word salad")
     ap.add_argument("--repo", action="append", type=Path, default=None,
                     help="a worktree whose server/ to measure as `ours` (repeatable; default: "
                          "this one); PATH@REV: that commit's server/, exported")

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from corpus import encoded_dir, iso
+
+from bench.common.corpus import encoded_dir, iso
 
 from .filler import expand
 from .sessions import SESSIONS, Session

@@ -1,4 +1,4 @@
-"""Many processes on one index at once: servers (over stdio, bench/lspclient.py's client) and
+"""Many processes on one index at once: servers (over stdio, bench/common/lspclient.py's client) and
 CLIs, started together, as when a user opens several windows and Pi sessions on a new machine."""
 
 from __future__ import annotations
@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lspclient import LspClient, RpcError  # noqa: E402
+from bench.common.lspclient import LspClient, RpcError  # noqa: E402
 
 from builder import SessionBuilder  # noqa: E402
 from support import PiHome  # noqa: E402

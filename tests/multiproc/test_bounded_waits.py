@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.common.lspclient import LspClient
 from crowd import SERVE, WORD, fresh_home, history
-from lspclient import LspClient
 from test_one_writer import _check_index, _hits, _server_state, _until
 
 from builder import SessionBuilder

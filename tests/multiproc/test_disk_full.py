@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.common.lspclient import LspClient, RpcError
 from crowd import SERVE, fresh_home
-from lspclient import LspClient, RpcError
 from test_one_writer import _check_index, _server_state, _until
 
 from builder import SessionBuilder

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
+from bench.common.lspclient import LspClient
 from crowd import SERVE
-from lspclient import LspClient
 from test_one_writer import _hits, _server_state, _until
 
 from builder import SessionBuilder

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.common.lspclient import LspClient
 from crowd import SERVE, WORD, fresh_home, history
-from lspclient import LspClient
 
 from builder import SessionBuilder
 from pi_event_search.index import store

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.common.lspclient import LspClient, RpcError
 from crowd import SERVE, fresh_home
-from lspclient import LspClient, RpcError
 
 from builder import SessionBuilder
 from support import PiHome

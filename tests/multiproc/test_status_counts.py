@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.common.lspclient import LspClient
 from crowd import SERVE, fresh_home, history
-from lspclient import LspClient
 
 pytestmark = pytest.mark.timeout(300)
 SESSIONS = 400

@@ -4,8 +4,8 @@ SQLite's write lock, and its full-text worker holds the side file: another serve
 silent, wakes it to hand over (service/lease.py), takes the lease and indexes Pi's append; the
 stopped writer is stopped again; the first index completes once, with nothing indexed twice.
 
-The corpus is bench/corpus.py's, just big enough that the first index is still running when the
-writer is stopped; bench/faults.py runs the same scenario on 200 MB and times it
+The corpus is bench/common/corpus.py's, just big enough that the first index is still running when the
+writer is stopped; bench/speed/faults.py runs the same scenario on 200 MB and times it
 (`stopped_mid_first_index`)."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 
 import orjson
 import pytest
+from bench.common.lspclient import LspClient
 from crowd import SERVE
-from lspclient import LspClient
 from test_one_writer import _check_index, _hits, _server_state, _until
 
 from builder import SessionBuilder
@@ -40,7 +40,7 @@ def _scaled(seconds: float) -> float:
 
 
 def _corpus(base: Path, size: str) -> dict[str, Any]:
-    import corpus as gen  # bench/corpus.py (on the path through crowd's bench import)
+    from bench.common import corpus as gen  # the repository is on the path through crowd's import
 
     manifest: dict[str, Any] = gen.generate(base / f"corpus-{size}", gen.parse_size(size))
     return manifest

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
+from bench.common.lspclient import LspClient, RpcError
 from crowd import SERVE, WORD, fresh_home, history
-from lspclient import LspClient, RpcError
 
 from pi_event_search.index import locks, progress, store
 from pi_event_search.service.engine import OPENING, Engine

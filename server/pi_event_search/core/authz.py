@@ -166,7 +166,7 @@ class Scope:
             prefix = directory.rstrip("/") + "/"
             # At most depth - 1 slashes after the prefix. GLOB, in C: counting the slashes with
             # replace() cost a search 0.8 ms CPU of 3.2; GLOB 0.3-0.5 of 3.8-4.8 (1,500
-            # sessions, bench/found_in.py).
+            # sessions, bench/speed/found_in.py).
             parts.append(f"(substr({column}, 1, {len(prefix)}) = ? AND "
                          f"substr({column}, {len(prefix) + 1}) NOT GLOB ?)")
             params += [prefix, "*" + "/*" * int(depth)]

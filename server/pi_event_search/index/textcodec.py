@@ -2,7 +2,7 @@
 
 Short texts stay plain. Longer ones are zstd frames at level 3; once an index holds a dictionary
 (trained at its first bulk load from a sample of the sessions being loaded; measured in
-`bench/history.py --area cold-index`), frames use it and name it (the frame header carries its
+`bench/report/history.py --area cold-index`), frames use it and name it (the frame header carries its
 id), so every stored text stays readable whichever dictionary was current when it was written.
 On the bench's text this is 4 times faster than zlib at level 4 and 20% smaller; on source code
 and documentation, 15% smaller.

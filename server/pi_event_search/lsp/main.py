@@ -37,7 +37,7 @@ class _BoundedStdin:
 class _PipeReader:
     """pygls' AsyncReader over an asyncio pipe transport. pygls' own reader hands every header
     line and every body to an executor thread: about 40% of the CPU of a request that runs no SQL
-    (`bench/history.py --area query-latency`). Same bound as _BoundedStdin on what a
+    (`bench/report/history.py --area query-latency`). Same bound as _BoundedStdin on what a
     Content-Length may allocate."""
 
     def __init__(self, stream: asyncio.StreamReader) -> None:

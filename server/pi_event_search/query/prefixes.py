@@ -4,7 +4,7 @@ FTS5 answers `"recon" *` (without a `prefix=` index, which would cost index size
 whole doclist of every term starting with `recon` before it can return the newest match: 5.4 ms
 of CPU for the 135 terms of `recon` at 1.1 GB, 117 ms for `re`. The same terms joined with OR
 are read lazily, newest first, and stop with the window: listing them from an fts5vocab table and
-running the OR took 2.6 ms and 35 ms (`bench/history.py --area query-latency`). The expansion
+running the OR took 2.6 ms and 35 ms (`bench/report/history.py --area query-latency`). The expansion
 matches exactly what the prefix matches: the vocabulary holds every term of the index, and a term
 whose rows were all deleted matches nothing.
 """

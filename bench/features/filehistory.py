@@ -1,9 +1,9 @@
 """Benchmark of piEvents/fileHistory and piEvents/lineOrigin through the running server (issue 18).
 
-    .venv/bin/python bench/filehistory.py --corpus /work/bench-corpus/corpus-1G \
+    .venv/bin/python -m bench.features.filehistory --corpus /work/bench-corpus/corpus-1G \
         --index bench/out/index-1G.sqlite3 --results bench/results/filehistory-1G.json
 
-Uses an existing corpus (bench/corpus.py) and indexes it into --index first when that index is
+Uses an existing corpus (bench/common/corpus.py) and indexes it into --index first when that index is
 missing or behind (the CLI, not timed). Files: the 20 files with the most change events under the
 roots plus 80 drawn at random among the files with any evidence. fileHistory asks each file's first
 page (limit 50) and its counts. lineOrigin opens each file as an editor would (didOpen; the
@@ -29,13 +29,11 @@ from typing import Any
 
 import orjson
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from bench.common.lspclient import LspClient
+from bench.speed.run import dist, machine, pct
+from pi_event_search.source.pitools import resolve_path
 
-from lspclient import LspClient  # noqa: E402
-from run import dist, machine, pct  # noqa: E402
-
-from pi_event_search.source.pitools import resolve_path  # noqa: E402
+BENCH = Path(__file__).resolve().parents[1]
 
 CLI = str(Path(sys.executable).parent / "pi-event-search")
 
@@ -150,7 +148,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--corpus", required=True, help="a corpus directory (with manifest.json)")
     ap.add_argument("--index", required=True)
-    ap.add_argument("--results", default=str(HERE / "results" / "filehistory-1G.json"))
+    ap.add_argument("--results", default=str(BENCH / "results" / "filehistory-1G.json"))
     ap.add_argument("--lines", type=int, default=4, help="lineOrigin requests per file and kind")
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--hot", type=int, default=500, help="edits of the synthetic hot file (0: skip)")

@@ -3,7 +3,7 @@
 Stage and total times are the thread's CPU time (time.thread_time): on a shared machine, wall
 time mostly measures the other processes.
 
-    .venv/bin/python bench/query_profile.py CORPUS_DIR INDEX [--runs 50]
+    .venv/bin/python -m bench.speed.query_profile CORPUS_DIR INDEX [--runs 50]
 
 In-process, on the existing index, per query: the engine's whole `search`, its stages (timing
 spans wrapped around the search module's functions, whichever of them exist at this revision),
@@ -27,9 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
 QUERIES: list[dict[str, Any]] = [
     {"class": "common", "query": "error"},
@@ -159,7 +156,7 @@ def bare_fts(index: Path, queries: list[dict[str, Any]], runs: int) -> dict[str,
 
 def through_server(corpus: Path, index: Path, m: dict[str, Any], runs: int,
                    queries: list[dict[str, Any]]) -> dict[str, Any]:
-    from lspclient import LspClient
+    from bench.common.lspclient import LspClient
 
     cli = str(Path(sys.executable).parent / "pi-event-search")
     env = dict(os.environ, PI_CODING_AGENT_DIR=m["agent_dir"], PI_EVENT_SEARCH_INDEX=str(index),

@@ -1,7 +1,7 @@
 """Two engines, the same query mix, through the running server, interleaved (bench only).
 
-    .venv/bin/python bench/query_ab.py CORPUS_DIR INDEX --engine before=REV --engine after=HEAD
-    .venv/bin/python bench/query_ab.py CORPUS_DIR INDEX --cold --engine before=REV@INDEX1 \
+    .venv/bin/python -m bench.speed.query_ab CORPUS_DIR INDEX --engine before=REV --engine after=HEAD
+    .venv/bin/python -m bench.speed.query_ab CORPUS_DIR INDEX --cold --engine before=REV@INDEX1 \
         --engine after=HEAD@INDEX2 --results bench/results/NAME.json
 
 On a shared machine, two benchmark runs minutes apart see different loads. This alternates the
@@ -31,12 +31,11 @@ from typing import Any
 
 import orjson
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path.insert(0, str(HERE))
+from bench.common.lspclient import LspClient
+from bench.speed.run import QUERY_MIX, dist, measured, proc_cpu_ms
 
-from lspclient import LspClient  # noqa: E402
-from run import QUERY_MIX, dist, measured, proc_cpu_ms  # noqa: E402
+BENCH = Path(__file__).resolve().parents[1]
+REPO = BENCH.parent
 
 
 def export(rev: str, out: Path) -> tuple[str, str]:
@@ -145,7 +144,7 @@ def main() -> None:
                          "of another schema version would rebuild the shared one)")
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--queries", type=int, default=50, help="per class, per round")
-    ap.add_argument("--out", type=Path, default=HERE / "out")
+    ap.add_argument("--out", type=Path, default=BENCH / "out")
     ap.add_argument("--cold", action="store_true",
                     help="each round, each engine first cold-indexes its own index (the CLI)")
     ap.add_argument("--results", type=Path, default=None, help="also write the JSON here")

@@ -1,5 +1,5 @@
 /**
- * Bench-only Pi extension for bench/pi_tool.py: a scripted model (pi-ai's faux provider) that calls
+ * Bench-only Pi extension for bench/features/pi_tool.py: a scripted model (pi-ai's faux provider) that calls
  * event_search once per turn with the queries of $PI_BENCH_QUERIES (a JSON list of tool arguments),
  * thinking $PI_BENCH_THINK_MS before each answer as a real model would, and a probe that times every
  * tool execution (tool_execution_start -> tool_execution_end, as Pi runs it) into $PI_BENCH_OUT

@@ -1,7 +1,7 @@
 """The event_search tool's latency through Pi, and the size of what the model reads.
 
 Runs the real Pi 0.73.1 (clients/pi/node_modules, from scripts/setup.d/50-pi.sh) headless with our
-extension (clients/pi) and a bench-only probe (bench/pi_tool_probe.ts): a scripted model that calls
+extension (clients/pi) and a bench-only probe (bench/features/pi_tool_probe.ts): a scripted model that calls
 event_search once per turn, thinking PI_BENCH_THINK_MS before each call as a model would, and a
 timer on every tool execution as Pi runs it (tool_execution_start -> tool_execution_end: the
 extension, its JSON-RPC client, the server and the formatting of the answer).
@@ -9,10 +9,10 @@ extension, its JSON-RPC client, the server and the formatting of the answer).
 The server sees only the bench corpus (its own PI_CODING_AGENT_DIR and index, set through the
 eventSearch.server setting); Pi itself writes its session into a scratch directory, so the corpus is
 never touched. The authorization root is the corpus's /bench/work (eventSearch.roots), as in
-bench/run.py. The query mix is bench/run.py's, without prefix queries (the tool has none), plus
+bench/speed/run.py. The query mix is bench/speed/run.py's, without prefix queries (the tool has none), plus
 five rare words.
 
-    .venv/bin/python bench/pi_tool.py --corpus /work/bench-corpus/corpus-1G \
+    .venv/bin/python -m bench.features.pi_tool --corpus /work/bench-corpus/corpus-1G \
         --index /work/pi-bench/index-1G.sqlite3 --rounds 20
 
 Writes bench/results/pi_tool.json. Not a test: nothing here asserts a timing.
@@ -31,14 +31,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lspclient import LspClient  # noqa: E402
-from run import QUERY_MIX, dist, log, machine  # noqa: E402
+from bench.common.lspclient import LspClient
+from bench.speed.run import QUERY_MIX, dist, log, machine
 
-REPO = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
 EXT = REPO / "clients" / "pi"
 PI = EXT / "node_modules" / "@mariozechner" / "pi-coding-agent"
-PROBE = REPO / "bench" / "pi_tool_probe.ts"
+PROBE = HERE / "pi_tool_probe.ts"
 SERVER = Path(sys.executable).parent / "pi-event-search"
 
 
@@ -90,7 +90,7 @@ def run_pi(corpus: Path, index: Path, args: list[dict[str, Any]], think_ms: int,
 
 def server_alone(manifest: dict[str, Any], index: Path, args: list[dict[str, Any]]
                  ) -> list[float]:
-    """The same searches sent straight to the server (bench/lspclient.py), without Pi or the
+    """The same searches sent straight to the server (bench/common/lspclient.py), without Pi or the
     extension: what the tool adds is the difference."""
     env = {**os.environ, "PI_CODING_AGENT_DIR": manifest["agent_dir"],
            "PI_EVENT_SEARCH_INDEX": str(index)}

@@ -1,8 +1,8 @@
 """What an index holds, as one digest per table: to show that a change to the indexer left every
 row as it was (a cold index of the same corpus before and after; docs/benchmarks.md).
 
-    python bench/indexdigest.py INDEX                 # table: rows, sha256 of its rows
-    python bench/indexdigest.py INDEX_A INDEX_B       # the same, and which tables differ
+    python -m bench.speed.indexdigest INDEX                 # table: rows, sha256 of its rows
+    python -m bench.speed.indexdigest INDEX_A INDEX_B       # the same, and which tables differ
 
 Rows are read in primary-key order (rowid; a table without one by all its columns) and hashed
 with their types, so a text and the same bytes as a blob differ. The full-text index is compared

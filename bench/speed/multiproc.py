@@ -1,7 +1,7 @@
 """Many servers on one index (issue 23): append->visible at each of 1, 3 and 6 servers, the
 writer's takeover after a SIGKILL, and the first answer of a cold start.
 
-    python bench/multiproc.py --size 100M --servers 1,3,6 [--cold 1G] [--out DIR]
+    python -m bench.speed.multiproc --size 100M --servers 1,3,6 [--cold 1G] [--out DIR]
 
 Each server runs as editors run it (`pi-event-search serve` over stdio, watching). Appends go to
 one of the corpus's live sessions, one every 150 ms; every server polls piEvents/search for the
@@ -24,12 +24,10 @@ from typing import Any
 
 import orjson
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench.common.corpus import generate, iso, parse_size
+from bench.common.lspclient import LspClient
 
-from corpus import generate, iso, parse_size  # noqa: E402
-from lspclient import LspClient  # noqa: E402
-
-HERE = Path(__file__).resolve().parent
+BENCH = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "pi_event_search"]
 APPENDS = 20
 
@@ -180,7 +178,7 @@ def main() -> None:
     ap.add_argument("--servers", default="1,3,6")
     ap.add_argument("--cold", default="", help="comma-separated sizes for the cold start")
     ap.add_argument("--out", default="/tmp/pies-bench")
-    ap.add_argument("--results", default=str(HERE / "results" / "multiproc.json"))
+    ap.add_argument("--results", default=str(BENCH / "results" / "multiproc.json"))
     args = ap.parse_args()
     out = Path(args.out)
     res: dict[str, Any] = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -1,8 +1,8 @@
 """What a cold index cannot spend less on: each piece it must do, alone, on one core.
 
-    python bench/floors.py CORPUS INDEX [--peer mnemo-search==0.7.0 | --peer-s S] [--out FILE.json]
+    python -m bench.speed.floors CORPUS INDEX [--peer mnemo-search==0.7.0 | --peer-s S] [--out FILE.json]
 
-INDEX is a cold index of CORPUS (`pi-event-search index`, or bench/run.py's --keep-corpus). Every
+INDEX is a cold index of CORPUS (`pi-event-search index`, or bench/speed/run.py's --keep-corpus). Every
 piece runs by itself over the same bytes, with no Python of ours around it beyond one call per
 line or text, and is timed in CPU seconds of this one thread:
 
@@ -14,7 +14,7 @@ line or text, and is timed in CPU seconds of this one thread:
   once as (text, meta) and once with the parts column (the table the index has).
 
 The FTS5 table is one writer: its insert and merge cannot be shared by two cores. --peer times
-mnemo-search's cold index of CORPUS before and after the floors (its own venv, as bench/run.py;
+mnemo-search's cold index of CORPUS before and after the floors (its own venv, as bench/speed/run.py;
 the better run counts), or --peer-s gives its time from elsewhere. Twice its speed on the
 machine's cores is the budget this prints, with what the floors leave of it for the rest
 (projection, the events and fragments tables, the hand-over to the full-text process, the
@@ -37,10 +37,8 @@ from typing import Any
 import orjson
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "server"))
-sys.path.insert(0, str(HERE))
-import run as bench  # noqa: E402  (its measuring launcher and the peer's venv)
-
+sys.path.insert(0, str(HERE.parents[1] / "server"))
+from bench.speed import run  # noqa: E402  (its measuring launcher and the peer's venv)
 from pi_event_search.core import secrets  # noqa: E402
 from pi_event_search.index import fulltext, store, textcodec  # noqa: E402
 from pi_event_search.index.bulk import ftsload, mode  # noqa: E402
@@ -126,7 +124,7 @@ def measure(corpus: str, index: str) -> dict[str, Any]:
 
 
 def _agent(corpus: str) -> Path:
-    """The corpus' Pi agent directory (bench/corpus.py's manifest names it)."""
+    """The corpus' Pi agent directory (bench/common/corpus.py's manifest names it)."""
     manifest = Path(corpus, "manifest.json")
     if manifest.exists():
         return Path(json.loads(manifest.read_text())["agent_dir"])
@@ -134,10 +132,10 @@ def _agent(corpus: str) -> Path:
 
 
 def peer_seconds(corpus: str, spec: str, out: Path) -> float:
-    """The peer's cold index wall time of CORPUS (bench/run.py's way)."""
-    exe = bench.peer_exe(out, spec)
+    """The peer's cold index wall time of CORPUS (bench/speed/run.py's way)."""
+    exe = run.peer_exe(out, spec)
     with tempfile.TemporaryDirectory() as tmp:
-        r = bench.peer_index(exe, _agent(corpus), Path(tmp, "peer.db"), Path(tmp, "home"))
+        r = run.peer_index(exe, _agent(corpus), Path(tmp, "peer.db"), Path(tmp, "home"))
     return float(r["wall_s"])
 
 
@@ -146,7 +144,7 @@ def ours_seconds(corpus: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, PI_CODING_AGENT_DIR=str(_agent(corpus)), PIES_INDEX_STATS="1",
                    PI_EVENT_SEARCH_INDEX=f"{tmp}/index.sqlite3", XDG_CACHE_HOME=tmp)
-        r = bench.measured([bench.CLI, "index"], env)
+        r = run.measured([run.CLI, "index"], env)
     if r["rc"] != 0:
         raise RuntimeError(f"pi-event-search index failed ({r['rc']})")
     return {"wall_s": r["wall_s"], "cpu_s": round(r["user_s"] + r["sys_s"], 2),
@@ -167,7 +165,7 @@ def main() -> None:
 
     def both() -> None:  # the peer's and our cold index, taking turns with the floors
         if args.peer:
-            peer_runs.append(peer_seconds(args.corpus, args.peer, bench.HERE / "out"))
+            peer_runs.append(peer_seconds(args.corpus, args.peer, run.BENCH / "out"))
             ours.append(ours_seconds(args.corpus))
 
     both()

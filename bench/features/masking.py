@@ -2,7 +2,7 @@
 version of core/secrets.py or two (a benchmark, not a test: tests/test_secrets.py checks the
 linearity by what the rules read, never by time).
 
-    python bench/masking.py OUT.json [--secrets NAME=PATH ...] [--sizes 96000,1000000]
+    python -m bench.features.masking OUT.json [--secrets NAME=PATH ...] [--sizes 96000,1000000]
                             [--repeats 3] [--cap 60] [--seeds 200]
 
 Each `--secrets` names a secrets.py to load (default: this checkout's, as `after`; e.g.
@@ -27,7 +27,7 @@ from collections import Counter
 from pathlib import Path
 from types import ModuleType
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO / "server"), str(REPO / "tests")]
 
 UNITS = ["token=", "password=", "token=( ", "token: ", "password: x ", "_KEY=a ", 'token="', "api_key='",

@@ -1,6 +1,6 @@
 """Where the time goes: profiles of the operations that miss their targets (bench only).
 
-    .venv/bin/python bench/hotspots.py --size 100M
+    .venv/bin/python -m bench.speed.hotspots --size 100M
 
 - cold index: `py-spy record` (installed into the venv on first use) on `pi-event-search index`,
   reported as the hottest functions by own time and by inclusive time;
@@ -29,11 +29,10 @@ from typing import Any
 
 import orjson
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from bench.common.corpus import generate, iso, parse_size
+from bench.speed.run import QUERY_MIX, measured, use_engine
 
-from corpus import generate, iso, parse_size  # noqa: E402
-from run import QUERY_MIX, measured, use_engine  # noqa: E402
+BENCH = Path(__file__).resolve().parents[1]
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -89,7 +88,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", default="100M")
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--out", default=str(HERE / "out"))
+    ap.add_argument("--out", default=str(BENCH / "out"))
     ap.add_argument("--keep-corpus", action="store_true")
     ap.add_argument("--engine", default="HEAD", help="git revision of server/, or 'worktree'")
     args = ap.parse_args()

@@ -1,6 +1,6 @@
 """Line origin precision and recall on edits whose true origin is known.
 
-    python bench/lineorigin.py OUT_DIR [--files 24] [--edits 30] [--seed 5]
+    python -m bench.features.lineorigin OUT_DIR [--files 24] [--edits 30] [--seed 5]
 
 Real files (this repository's own server sources, as of commit PIN) are edited in a seeded
 sequence the way Pi's `edit` tool applies edits (each `oldText` must occur exactly once in the
@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PIN = "c9666a0"  # the sources edited are this revision's, so every run edits the same files
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}|\d+")
 

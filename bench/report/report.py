@@ -1,6 +1,6 @@
 """Markdown tables from a benchmark summary (for docs/benchmarks.md).
 
-    .venv/bin/python bench/report.py bench/results/latest.json
+    .venv/bin/python -m bench.report.report bench/results/latest.json
 """
 
 from __future__ import annotations

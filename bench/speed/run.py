@@ -1,6 +1,6 @@
 """Benchmarks of pi-event-search: engine and running language server, against ripgrep.
 
-    .venv/bin/python bench/run.py --sizes 100M,1G      # prints a table, writes JSON
+    .venv/bin/python -m bench.speed.run --sizes 100M,1G      # prints a table, writes JSON
 
 For each size: generate (or reuse) a seeded corpus under bench/out/, cold-index it with the CLI in a
 subprocess (wall time, peak RSS of that process, index size), start the server on it
@@ -33,15 +33,14 @@ from typing import Any
 
 import orjson
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path.insert(0, str(HERE))
+from bench.common.corpus import generate, iso, parse_size
+from bench.common.lspclient import LspClient, RpcError
+from bench.common.peer import peer_exe
+from bench.relevance.legacy import measure as measure_relevance
+from bench.relevance.legacy import plant as plant_relevance
 
-from corpus import generate, iso, parse_size  # noqa: E402
-from lspclient import LspClient, RpcError  # noqa: E402
-from peer import peer_exe  # noqa: E402
-from relevance.legacy import measure as measure_relevance  # noqa: E402
-from relevance.legacy import plant as plant_relevance  # noqa: E402
+BENCH = Path(__file__).resolve().parents[1]
+REPO = BENCH.parent
 
 VENV_BIN = Path(sys.executable).parent
 CLI = str(VENV_BIN / "pi-event-search")
@@ -798,8 +797,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--sizes", default="100M,1G", help="comma-separated corpus sizes (100M,1G,5G)")
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--out", default=str(HERE / "out"))
-    ap.add_argument("--results", default=str(HERE / "results" / "latest.json"))
+    ap.add_argument("--out", default=str(BENCH / "out"))
+    ap.add_argument("--results", default=str(BENCH / "results" / "latest.json"))
     ap.add_argument("--plot", default=None, help="write a PNG plot here (installs matplotlib)")
     ap.add_argument("--queries", type=int, default=200, help="timed queries per class")
     ap.add_argument("--appends", type=int, default=200, help="appends per live session")
@@ -844,7 +843,7 @@ def main() -> None:
         Path(args.results).write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
         print(table(res) + "\n", flush=True)
     if args.plot:
-        from plot import plot
+        from bench.report.plot import plot
 
         plot(summary, Path(args.plot))
 

@@ -1,6 +1,6 @@
 """Seeded, deterministic generator of a realistic Pi sessions tree for benchmarks.
 
-    python bench/corpus.py OUT_DIR --size 100M [--seed 7]
+    python -m bench.common.corpus OUT_DIR --size 100M [--seed 7]
 
 writes OUT_DIR/agent/sessions/--<encoded cwd>--/<stamp>_<id>.jsonl
 (PI_CODING_AGENT_DIR=OUT_DIR/agent) and OUT_DIR/manifest.json: planted needles with their

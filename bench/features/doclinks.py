@@ -1,6 +1,7 @@
 """textDocument/documentLink on a note with many `pi-event:` references, over stdio.
 
-    python bench/doclinks.py --corpus DIR --index PATH [--refs 500] [--rounds 10] [--server PYTHONPATH]
+    python -m bench.features.doclinks --corpus DIR --index PATH [--refs 500] [--rounds 10] \
+        [--server PYTHONPATH]
 
 The note references `--refs` visible events drawn (seeded) from the corpus's index, one per line.
 The server is the installed `pi-event-search serve`, or with `--server` the package found on that
@@ -21,11 +22,8 @@ from typing import Any
 
 import orjson
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from lspclient import LspClient  # noqa: E402
-from run import dist  # noqa: E402
+from bench.common.lspclient import LspClient
+from bench.speed.run import dist
 
 
 def refs_from(index: Path, roots: list[str], n: int, seed: int) -> list[str]:

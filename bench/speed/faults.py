@@ -1,10 +1,10 @@
 """How long each fault of issue 31 costs, with real processes (bench only: the tests in
 tests/multiproc/ say that each fault heals; this says how long it takes, N times each).
 
-    .venv/bin/python bench/faults.py [--runs 3] [--only stopped_writer,disk_full,...]
+    .venv/bin/python -m bench.speed.faults [--runs 3] [--only stopped_writer,disk_full,...]
 
 Every fault is set up as its test sets it up, with the test's own helpers (imported from tests/):
-real servers over stdio (`pi-event-search serve` of this checkout, bench/lspclient.py), a real
+real servers over stdio (`pi-event-search serve` of this checkout, bench/common/lspclient.py), a real
 SIGSTOP, real garbage bytes in a real index, a real tmpfs (root only), a real HOME without `.pi`.
 The failed bulk load is the exception the unit test injects at each step of a pass, in process.
 Each run has a fresh directory; times are from the fault (or from the moment the cause went
@@ -33,22 +33,22 @@ from typing import Any
 
 import orjson
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-for _p in (REPO / "tests" / "multiproc", REPO / "tests", HERE):
+BENCH = Path(__file__).resolve().parents[1]
+REPO = BENCH.parent
+for _p in (REPO / "tests" / "multiproc", REPO / "tests"):
     sys.path.insert(0, str(_p))
 
 import pytest  # noqa: E402 - the unit test's MonkeyPatch injects the bulk load's faults
 import test_disk_full as disk  # noqa: E402
 import test_open_faults as opening  # noqa: E402
 import test_stopped_mid_pass as mid_pass  # noqa: E402
-from corpus import generate, parse_size  # noqa: E402
 from crowd import SERVE, WORD, fresh_home, history  # noqa: E402
-from lspclient import LspClient, RpcError  # noqa: E402
 from test_missing_pi_dir import inotify_watches  # noqa: E402
 from test_one_writer import _check_index, _hits, _server_state, _until  # noqa: E402
 
 import test_pass_scope as scope  # noqa: E402
+from bench.common.corpus import generate, parse_size  # noqa: E402
+from bench.common.lspclient import LspClient, RpcError  # noqa: E402
 from builder import SessionBuilder  # noqa: E402
 from pi_event_search.index.bulk import firstload, ftsload  # noqa: E402
 from pi_event_search.service.engine import Engine  # noqa: E402
@@ -360,7 +360,7 @@ REINDEX_BURST = 8
 
 
 def _reindex_corpus(base: Path, size: str) -> Path:
-    """bench/corpus.py's seeded corpus, generated once per bench run and copied per run."""
+    """bench/common/corpus.py's seeded corpus, generated once per bench run and copied per run."""
     corpus = base / f"corpus-{size}"
     if not (corpus / "manifest.json").exists():
         generate(corpus, parse_size(size))
@@ -369,7 +369,7 @@ def _reindex_corpus(base: Path, size: str) -> Path:
 
 def _reindex_during_first_index(size: str) -> Callable[[Path], Run]:
     def run(tmp: Path) -> Run:
-        """One server on an empty index of bench/corpus.py's corpus; while its first index runs,
+        """One server on an empty index of bench/common/corpus.py's corpus; while its first index runs,
         a burst of reindex requests, and a search every 0.2 s: until each reindex answers."""
         m = orjson.loads((_reindex_corpus(tmp.parent, size) / "manifest.json").read_bytes())
         env = dict(os.environ, PI_CODING_AGENT_DIR=m["agent_dir"],
@@ -462,7 +462,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--only", default="", help=f"comma-separated subset of {', '.join(FAULTS)}")
     ap.add_argument("--results", type=Path,
-                    default=HERE / "results" / f"faults-{time.strftime('%Y-%m-%d')}.json")
+                    default=BENCH / "results" / f"faults-{time.strftime('%Y-%m-%d')}.json")
     args = ap.parse_args()
     names = [n for n in args.only.split(",") if n] or list(FAULTS)
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],

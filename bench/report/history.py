@@ -1,10 +1,10 @@
 """Past benchmark runs (bench/results/history.json) printed back as markdown.
 
-    .venv/bin/python bench/history.py                  # every record, oldest first
-    .venv/bin/python bench/history.py --list           # one line per record: id, date, issue, area, title
-    .venv/bin/python bench/history.py --area cold-index --issue 16
-    .venv/bin/python bench/history.py --id round3-cold-index --id round5-quiet-1G
-    .venv/bin/python bench/history.py --add run.md --id round6-cold-index --date 2026-12-05 \
+    .venv/bin/python -m bench.report.history              # every record, oldest first
+    .venv/bin/python -m bench.report.history --list       # one line per record: id, date, issue, area, title
+    .venv/bin/python -m bench.report.history --area cold-index --issue 16
+    .venv/bin/python -m bench.report.history --id round3-cold-index --id round5-quiet-1G
+    .venv/bin/python -m bench.report.history --add run.md --id round6-cold-index --date 2026-12-05 \
         --area cold-index --issue 41 --corpus "1.1 GB bench corpus"   # a finished section becomes a record
 
 docs/benchmarks.md holds the method and the current figures; every earlier run, with its tables and
@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-HISTORY = Path(__file__).resolve().parent / "results" / "history.json"
+HISTORY = Path(__file__).resolve().parents[1] / "results" / "history.json"
 
 
 def table(t: dict[str, Any]) -> str:

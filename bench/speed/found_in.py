@@ -1,7 +1,8 @@
 """What answering only from a process's own session directories costs a search (core/authz.py
 `found_in`): the same searches with and without the predicate, interleaved, CPU time per search.
 
-    .venv/bin/python bench/found_in.py [--sessions 1500] [--rounds 30] [--out bench/results/found-in.json]
+    .venv/bin/python -m bench.speed.found_in [--sessions 1500] [--rounds 30] \
+        [--out bench/results/found-in.json]
 
 Benchmarks are not tests: nothing here asserts a timing.
 """
@@ -19,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 
 from pi_event_search.core.authz import Scope  # noqa: E402
 from pi_event_search.query.search import Filters, search  # noqa: E402

@@ -1,7 +1,7 @@
 """CPU time of searches in-process on an existing index, the connection's memo emptied before
 each run (bench only; no test uses it).
 
-    .venv/bin/python bench/relax_profile.py INDEX [--queries set|mix] [--runs 3] [--profile]
+    .venv/bin/python -m bench.speed.relax_profile INDEX [--queries set|mix] [--runs 3] [--profile]
 
 Per query style: p50/p95 of the thread's CPU time (time.thread_time: on a shared machine, wall
 time mostly measures the other processes) and of wall time, with the load average; --profile
@@ -21,10 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-MIX: dict[str, list[dict[str, Any]]] = {  # bench/run.py's query mix, the relaxed class and beside it
+MIX: dict[str, list[dict[str, Any]]] = {  # bench/speed/run.py's query mix, the relaxed class and beside it
     "two_terms": [{"query": "websocket reconnect"}, {"query": "cache timeout"},
                   {"query": "database migration"}],
     "prefix": [{"query": "recon", "prefixLast": True}, {"query": "webso", "prefixLast": True},
@@ -35,7 +32,7 @@ MIX: dict[str, list[dict[str, Any]]] = {  # bench/run.py's query mix, the relaxe
 
 
 def set_queries() -> dict[str, list[dict[str, Any]]]:
-    from relevance.queries import MOMENTS  # the package beside this file (HERE is on sys.path)
+    from bench.relevance.queries import MOMENTS
     out: dict[str, list[dict[str, Any]]] = {"copied": [], "memory": [], "agent": []}
     for _key, _marks, copied, memory, agent in MOMENTS:
         for style, text in (("copied", copied), ("memory", memory), ("agent", agent)):

@@ -1,6 +1,6 @@
 """Plot of a benchmark summary: cold index time and query p95 against corpus size, ours and rg.
 
-    .venv/bin/python bench/plot.py bench/results/latest.json docs/images/benchmarks.png
+    .venv/bin/python -m bench.report.plot bench/results/latest.json docs/images/benchmarks.png
 
 matplotlib is installed into the running environment on first use (not a project dependency).
 """

@@ -1,7 +1,7 @@
 """Per-request overhead of the running server: N searches for a word that is in no index, over
 stdio, with the server's own CPU per request (from /proc). Not a test; nothing asserts a time.
 
-    .venv/bin/python bench/roundtrip.py [N]
+    .venv/bin/python -m bench.speed.roundtrip [N]
 """
 
 from __future__ import annotations
@@ -12,9 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from lspclient import LspClient  # noqa: E402
+from bench.common.lspclient import LspClient
 
 CLI = str(Path(sys.executable).parent / "pi-event-search")
 
