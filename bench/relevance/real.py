@@ -28,7 +28,6 @@ import hashlib
 import os
 import re
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -42,7 +41,7 @@ import orjson
 from bench.common.corpus import VISIBLE_ROOT, encoded_dir, parse_size
 
 from .queries import STYLES
-from .styles import HISTORY_SEED, Hit, K, Mnemo, OrBm25, Ours, Ripgrep, log, summarize
+from .styles import HISTORY_SEED, Hit, K, Mnemo, OrBm25, Ours, Presence, Ripgrep, log, summarize
 
 HERE = Path(__file__).resolve().parent
 BENCH = HERE.parent
@@ -163,16 +162,7 @@ def check_real() -> list[str]:
     st = load_set()
     sessions = {s["key"]: s for s in st["sessions"]}
     texts = {k: entry_texts(session_bytes(s)) for k, s in sessions.items()}
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE VIRTUAL TABLE p USING fts5(x, tokenize='porter unicode61')")
-    db.execute("CREATE VIRTUAL TABLE e USING fts5(x, tokenize='unicode61')")
-
-    def present(table: str, text: str, word: str) -> bool:
-        db.execute(f"DELETE FROM {table}")
-        db.execute(f"INSERT INTO {table}(x) VALUES (?)", (text,))
-        phrase = '"' + word.replace('"', '""') + '"'
-        return bool(db.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?",
-                               (phrase,)).fetchone()[0])
+    present = Presence()
 
     bad: list[str] = []
     for m in st["moments"]:

@@ -64,20 +64,28 @@ def log(msg: str) -> None:
 
 
 # -- the set's own check: do the queries follow their style? ------------------------------------
+class Presence:
+    """Whether a word is in a text as FTS5 tokenizes it: table `p` porter-stemmed, `e` as typed
+    (the style checks of both sets)."""
+
+    def __init__(self) -> None:
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("CREATE VIRTUAL TABLE p USING fts5(x, tokenize='porter unicode61')")
+        self.db.execute("CREATE VIRTUAL TABLE e USING fts5(x, tokenize='unicode61')")
+
+    def __call__(self, table: str, text: str, word: str) -> bool:
+        self.db.execute(f"DELETE FROM {table}")
+        self.db.execute(f"INSERT INTO {table}(x) VALUES (?)", (text,))
+        phrase = '"' + word.replace('"', '""') + '"'
+        return bool(self.db.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?",
+                                    (phrase,)).fetchone()[0])
+
+
 def check_set() -> list[str]:
     """Word rules per style against the answers' text (FTS5 tokens; porter for 'in the event';
     no identifier splitting, so `retry` is not in `retryCount`). Returns the violations."""
     steps = {(s.key, st[1]): st for s in SESSIONS for st in s.steps if st[1]}
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE VIRTUAL TABLE p USING fts5(x, tokenize='porter unicode61')")
-    db.execute("CREATE VIRTUAL TABLE e USING fts5(x, tokenize='unicode61')")
-
-    def present(table: str, text: str, word: str) -> bool:
-        db.execute(f"DELETE FROM {table}")
-        db.execute(f"INSERT INTO {table}(x) VALUES (?)", (text,))
-        phrase = '"' + word.replace('"', '""') + '"'
-        return bool(db.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?",
-                               (phrase,)).fetchone()[0])
+    present = Presence()
 
     bad: list[str] = []
     for q in style_queries():
