@@ -4,19 +4,22 @@ A query term has alternatives: its words as typed, their other inflections, the 
 an identifier (and a camelCase term's parts as words), its developer synonyms. Each alternative
 has its own IDF (from its document count) and a discount below the typed word, and never counts
 for more than the typed word would: a common synonym cannot flood a rare word's place. A fragment
-holding an alternative scores bm25 for it with the word counted once: length normalised and
-saturated, so a 50,000-character page that holds a word scores far below a short message that
-says it. An event scores, for each term, the best of its fragments (words spread over its text
-and its tool call all count), summed over the terms; that sum is multiplied by a factor for the
-query's adjacent word pairs found together and in order in one fragment (the mark of words copied
-from the event) and, bounded, by the share of the informative words it holds. Recency breaks ties.
+holding an alternative scores what BM25 makes of its occurrences and its length (FTS5's own bm25
+for an informative alternative; the word counted once for a common one): saturated and length
+normalised, so a 50,000-character page that holds a word once scores far below a short message
+that says it. An event scores, for each term, the best of its fragments (words spread over its
+text and its tool calls all count), summed over the terms; the other event of its turn (a call's
+result, a question's answer) lends its words at `turn` of their weight; the sum is multiplied by a
+factor for the query's adjacent word pairs found side by side and in order in one fragment (the
+mark of words copied from the event), and by a bounded coverage factor (0 as measured). Recency
+breaks ties.
 
 Common words decide nothing alone (as Lucene's CommonTermsQuery): an alternative held by more than
-a share of the index only adds to the score of candidates that rarer ones chose. The candidates
-are the best fragments of each informative alternative by FTS5's bm25 (ORDER BY rank reads every
-match of the alternative, which is bounded because it is not common) and the newest fragments
-holding every term; a query of common words only is their conjunction's newest matches. The
-weights live in evidence.json, each chosen on the relevance set's dev split (docs/benchmarks.md).
+a share of the index only adds to the score of candidates that rarer ones chose. The candidates are
+the best fragments by FTS5's bm25 of the informative alternatives together (ORDER BY rank reads
+their matches only, bounded since none is common), the newest holding every term (a conjunction of
+common words, for a query of nothing else) and the newest holding every term but one. The weights
+live in evidence.json, each chosen on the relevance set's dev split (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ class Weights:
     common_fraction: float  # an alternative in more than this share of the index is common...
     common_floor: int  # ...when it is also in more than this many fragments...
     common_cap: int  # ...and always past this many (what one ORDER BY rank may read)
-    per_alternative: int  # candidates per informative alternative
+    by_score: int  # candidates by bm25 of the informative alternatives
     all_terms: int  # newest fragments holding every term
     conjunction: int  # newest matches of a query of common words only
     all_but_one: int  # newest fragments holding every term but one (of `leave_out` terms)
@@ -269,7 +272,7 @@ def scored(conn: sqlite3.Connection, q: Query, exact: bool) -> list[Scored]:
         # The best fragments by bm25 of the informative alternatives together: one holding
         # several of them ranks above one holding one of them often.
         expr = needing(" OR ".join(f"({alts[k].expr})" for k in informative))
-        found = _best(conn, q, expr, w.max_events if single else w.per_alternative)
+        found = _best(conn, q, expr, w.max_events if single else w.by_score)
         if found:
             chosen.append(expr)
             rows.update((r.fid, r) for r in found)
