@@ -205,11 +205,13 @@ _ROW = """SELECT f.fid, f.eid, f.kind,
 
 def _best(conn: sqlite3.Connection, q: Query, expr: str, limit: int) -> list[Row]:
     """The visible, filtered fragments an expression matches, best by FTS5's bm25 first (the
-    text column counts in full, the tool and error column half, identifier parts 0.8)."""
+    text column counts in full, the tool and error column half, identifier parts 0.8). The
+    caller's places stay out of the MATCH (the SQL decides visibility): bm25 would weigh them as
+    words and count every fragment of the place to do so."""
     where, params = _columns(q)
     sql = (f"{_ROW} WHERE fts MATCH ? AND fts.rank MATCH 'bm25(1.0, 0.5, 0.8)' AND {where} "
            f"ORDER BY fts.rank LIMIT {int(limit)}")
-    return [Row._make(r) for r in tuples(conn).execute(sql, [narrowed_any(q, expr), *params])]
+    return [Row._make(r) for r in tuples(conn).execute(sql, [expr, *params])]
 
 
 def _newest(conn: sqlite3.Connection, q: Query, expr: str, limit: int) -> list[Row]:
