@@ -149,8 +149,11 @@ _E = r"(?![A-Za-z0-9_\-])"  # the token ends here
 # Known shapes, each tried where its trigger starts (a token must start there too).
 _SHAPES: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
     "sk-": (("anthropic-key", _c(r"sk-ant-[A-Za-z0-9]{2,12}-[A-Za-z0-9_\-]{20,}")),
-            ("openai-key", _c(r"sk-(?:proj-|svcacct-|admin-|None-)?(?=[A-Za-z0-9_\-]*[0-9])"
-                              r"(?=[A-Za-z0-9_\-]*[A-Z])[A-Za-z0-9_\-]{20,}" + _E))),
+            # A project, service or admin key is one by its prefix alone; a bare `sk-` needs a
+            # digit and a capital too (`sk-learn-...` is a word).
+            ("openai-key", _c(r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|(?:None-)?"
+                              r"(?=[A-Za-z0-9_\-]*[0-9])(?=[A-Za-z0-9_\-]*[A-Z])"
+                              r"[A-Za-z0-9_\-]{20,})" + _E))),
     "akia": (("aws-access-key-id", _c(r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])")),),
     "gh": (("github-token", _c(r"gh[opusr]_[A-Za-z0-9]{36,251}" + _E)),),
     "github_pat_": (("github-token", _c(r"github_pat_[A-Za-z0-9_]{22,251}" + _E)),),
