@@ -13,7 +13,7 @@ export const SEARCH_LIMIT = { default: 10, max: 50 } as const;
 
 export const SearchSchema = Type.Object({
 	query: Type.String({
-		description: 'A few distinctive words and "quoted phrases". Events holding every word come first; then, ranked and marked partial with the words they miss, events holding most of them (identifier parts such as retry in retryCount, common synonyms and the same turn\'s call/result or question/answer count). A quoted phrase must match exactly. Nothing else is syntax. Empty lists the newest events that pass the filters.',
+		description: 'A few distinctive words and "quoted phrases". Hits are ranked by evidence, those lacking words marked partial with the words they miss (identifier parts such as retry in retryCount, common synonyms and the same turn\'s call/result or question/answer count, below the words as typed). A quoted phrase must match exactly. Nothing else is syntax. Empty lists the newest events that pass the filters.',
 	}),
 	exact: Type.Optional(Type.Boolean({ description: "Only events holding every word (no partial hits, no synonyms or spelling corrections)." })),
 	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SEARCH_LIMIT.max, description: `Hits to return, or sessions with groupBy (default ${SEARCH_LIMIT.default}, at most ${SEARCH_LIMIT.max}).` })),

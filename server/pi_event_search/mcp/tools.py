@@ -63,8 +63,9 @@ SEARCH = ToolSpec("event_search", "Search Pi sessions", (
     "Full-text search over the recorded events (prompts, answers, tool calls and results, bash "
     "runs, summaries) of earlier Pi coding-agent sessions of this project. Returns up to "
     f"{SEARCH_MAX} hits (default {SEARCH_LIMIT}), each with a ref, kind, time, session, branch "
-    "state and a snippet with matches in «». Events holding every word come first; then events "
-    "holding most of them, ranked, each marked \"partial: matched 2 of 3 words; missing: …\" "
+    "state and a snippet with matches in «». Hits are ranked by evidence (rare words count most, "
+    "a long text less for one mention, words side by side more); a hit lacking words is marked "
+    "\"partial: matched 2 of 3 words; missing: …\" "
     "(fewer distinctive words beat many generic ones; \"quoted phrases\" are exact; exact: true "
     "drops partial hits). A word the history never holds is corrected to the nearest recorded "
     "word, and the answer says so. With groupBy \"session\" it answers one line per "
@@ -74,10 +75,10 @@ SEARCH = ToolSpec("event_search", "Search Pi sessions", (
     "this call is searched. Then event_read a hit's ref for the exact content."), {
     "type": "object",
     "properties": {
-        "query": _s("A few distinctive words and \"quoted phrases\". Events holding every word "
-                    "come first; then, ranked and marked partial with the words they miss, events "
-                    "holding most of them (identifier parts such as retry in retryCount, common "
-                    "synonyms and the same turn's call/result or question/answer count). A quoted "
+        "query": _s("A few distinctive words and \"quoted phrases\". Hits are ranked by "
+                    "evidence, those lacking words marked partial with the words they miss "
+                    "(identifier parts such as retry in retryCount, common synonyms and the same "
+                    "turn's call/result or question/answer count, below the words as typed). A quoted "
                     "phrase must match exactly. Nothing else is syntax. Empty lists the newest "
                     "events that pass the filters."),
         "exact": {"type": "boolean",
