@@ -84,3 +84,26 @@ async def test_a_session_recorded_on_windows(start: Start, pi_home: PiHome, fold
         found = await request(client, "piEvents/search", {
             "query": WORD, "filters": {"cwd": "C:/Users/Me/proj"}})
         assert {h["sessionId"] for h in found["hits"]} == {sid}
+
+
+@pytest.mark.parametrize("start", ["neovim"], indirect=True)
+async def test_file_history_of_a_session_recorded_on_windows(start: Start, pi_home: PiHome) -> None:
+    """Tool paths of a Windows session (relative, backslashed, another case) name one file, asked
+    for by its Windows URI, its Windows path or a path relative to the root."""
+    s = SessionBuilder(pi_home.sessions, WINDOWS_CWD)
+    edit = s.assistant(tool_calls=[("c1", "edit", {"path": "src\\app.ts", "oldText": "a",
+                                                     "newText": "b"})])
+    s.tool_result("c1", "edit", "edited")
+    read = s.assistant(tool_calls=[("c2", "read", {"path": "C:\\USERS\\me\\Proj\\src\\App.ts"})])
+    s.tool_result("c2", "read", "export const app = 1")
+    other = s.assistant(tool_calls=[("c3", "read", {"path": "src\\apps.ts"})])
+    s.tool_result("c3", "read", "x")
+    client = await start([], {"roots": ["c:/users/me/proj"]})
+    history = await request(client, "piEvents/fileHistory",
+                            {"uri": "file:///c%3A/Users/Me/proj/src/app.ts"})
+    found = {h["entryId"] for h in history["hits"]}
+    assert found == {edit, read} and other not in found
+    for path in ("src/app.ts", "C:\\Users\\Me\\proj\\src\\app.ts"):
+        hits = await request(client, "piEvents/search", {"query": "", "filters": {"file": path}})
+        assert {h["entryId"] for h in hits["hits"]} >= {edit, read}, path
+        assert other not in {h["entryId"] for h in hits["hits"]}

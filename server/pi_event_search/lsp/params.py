@@ -192,7 +192,7 @@ def file_params(params: Any, *, line: bool = False) -> FileParams:
     if not uri:
         raise BadParams("uri is required (a file:// URI)")
     path = file_path(uri)
-    if path is None or not path.startswith("/"):
+    if path is None or paths.shape(path, "windows") is None:
         raise BadParams(f"uri must be an absolute file:// URI, not {uri[:200]!r}")
     if line and "line" not in d:
         raise BadParams("line is required (0-based)")

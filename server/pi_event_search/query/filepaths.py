@@ -59,6 +59,9 @@ def absolute(path: str, roots: tuple[str, ...] | None) -> list[str]:
         typed = os.path.expanduser(typed)
     if typed.startswith("/"):
         return [posixpath.normpath(typed)]
+    if paths.shape(typed, "windows") == "windows":  # a file of a session recorded on Windows
+        found = paths.key(typed, "windows", resolve=False)
+        return [found] if found else []
     return [p for p in dict.fromkeys(resolve_path(typed, root) for root in roots or ()) if p]
 
 
@@ -81,6 +84,8 @@ def target_file(conn: sqlite3.Connection, path: str,
     canon_key = paths.key(chosen)
     if canon_key is None:
         return None
+    if paths.shape(chosen, "windows") == "windows":  # recorded on Windows: kept in key form
+        return TargetFile(secrets.scrub(canon_key), (secrets.scrub(canon_key),))
     canon = os.path.realpath(chosen)
     spellings = dict.fromkeys([canon, chosen])
     names = [n for n in canon.split("/") if n]

@@ -3,10 +3,13 @@ read or change (paths resolved against the session cwd, as Pi's tools resolve th
 
 from __future__ import annotations
 
+import ntpath
 import posixpath
 from typing import Any
 
 import orjson
+
+from pi_event_search.core import paths
 
 FILE_READ_TOOLS = {"read", "grep", "find", "ls"}
 FILE_CHANGE_TOOLS = {"write", "edit"}  # both edit schemas carry `path`
@@ -54,12 +57,19 @@ def file_evidence(name: str, args: Any, cwd: str) -> tuple[str, str] | None:
 
 
 def resolve_path(raw: Any, cwd: str) -> str | None:
-    """A tool's path argument made absolute against the session cwd (as Pi's tools do)."""
+    """A tool's path argument made absolute against the session cwd (as Pi's tools do). A path
+    of a session recorded on Windows (a drive letter or UNC in the path or its cwd) is resolved
+    by Windows rules and kept in its comparison form (`c:/users/me/proj/src/a.ts`, core/paths.py),
+    wherever the index runs."""
     if not isinstance(raw, str) or not raw.strip():
         return None
     path = raw.strip()
     if path.startswith("@"):
         path = path[1:]
+    if paths.shape(path, "windows") == "windows" or (
+            paths.shape(path) is None and paths.shape(cwd, "windows") == "windows"):
+        return paths.key(ntpath.join(cwd, path) if paths.shape(path, "windows") is None
+                         else path, "windows", resolve=False)
     if path.startswith("~"):
         return posixpath.normpath(path)
     if not path.startswith("/"):
