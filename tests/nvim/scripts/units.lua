@@ -376,4 +376,34 @@ H.run(function()
 
   -- :PiEvents completion
   H.put("completion", vim.fn.getcompletion("PiEvents ", "cmdline"))
+
+  -- the Python that runs the installer, per platform (stand-in interpreters)
+  local install = require("pi_events.install")
+  local function on_path(names)
+    return function(name)
+      return names[name] or ""
+    end
+  end
+  H.check(
+    "windows: the py launcher when no python3",
+    install.interpreter("python3", "win32", on_path({ py = "C:/py.exe" })) == "py"
+  )
+  H.check(
+    "windows: python when no py",
+    install.interpreter("python3", "win32", on_path({ python = "C:/p.exe" })) == "python"
+  )
+  H.check(
+    "linux: only python3",
+    install.interpreter("python3", "linux", on_path({ python = "/usr/bin/python" })) == nil
+  )
+  H.check(
+    "a configured python first",
+    install.interpreter("/opt/py", "win32", on_path({ ["/opt/py"] = "/opt/py", py = "x" })) == "/opt/py"
+  )
+  H.check(
+    "macOS says brew",
+    install.no_python("python3", "darwin"):find("brew install python@3.13", 1, true) ~= nil
+  )
+  H.check("windows says winget", install.no_python("python3", "win32"):find("winget install", 1, true) ~= nil)
+  H.check("linux says apt", install.no_python("python3", "linux"):find("apt install python3", 1, true) ~= nil)
 end)

@@ -155,6 +155,53 @@ local function last_event(stdout)
   return ok and type(event) == "table" and event or nil
 end
 
+--- This machine's platform, as the bootstrap names it.
+---@return "win32"|"darwin"|"linux"
+function M.platform()
+  if vim.fn.has("win32") == 1 then
+    return "win32"
+  end
+  return vim.fn.has("mac") == 1 and "darwin" or "linux"
+end
+
+--- The Python that runs the bootstrap: the configured one when found; with the default
+--- (`python3`), on Windows the `py` launcher or `python` (python.org's installer puts no
+--- `python3` on PATH), elsewhere `python3`. The bootstrap itself then picks the newest 3.11+ it
+--- finds (on macOS Homebrew's and python.org's before /usr/bin/python3, which is 3.9).
+---@param configured string
+---@param platform string
+---@param exepath fun(name: string): string
+---@return string|nil
+function M.interpreter(configured, platform, exepath)
+  if exepath(configured) ~= "" then
+    return configured
+  end
+  if configured == "python3" and platform == "win32" then
+    for _, name in ipairs({ "py", "python" }) do
+      if exepath(name) ~= "" then
+        return name
+      end
+    end
+  end
+  return nil
+end
+
+--- What to do when no Python was found, in this platform's words.
+---@param configured string
+---@param platform string
+---@return string
+function M.no_python(configured, platform)
+  local how = {
+    win32 = "winget install Python.Python.3.13, or the installer from python.org",
+    darwin = "brew install python@3.13, or the installer from python.org",
+    linux = "Debian/Ubuntu: sudo apt install python3 python3-venv",
+  }
+  return ("%s not found: install Python 3.11 or newer (%s), or set install.python"):format(
+    configured,
+    how[platform] or how.linux
+  )
+end
+
 ---@alias pi_events.Finish fun(ok: boolean, msg: string, version: string|nil, path: string|nil,
 ---  installed: boolean|nil)
 
@@ -165,12 +212,11 @@ end
 ---@param force boolean
 ---@param finish pi_events.Finish
 local function steps(sync, force, finish)
-  local python, pkg = config.options.install.python, config.options.install.package
+  local configured, pkg = config.options.install.python, config.options.install.package
   local bootstrap = server.bootstrap()
-  if vim.fn.exepath(python) == "" then
-    local msg = "%s not found: install Python 3.11 or newer (Debian/Ubuntu: sudo apt install "
-      .. "python3 python3-venv), or set install.python"
-    return finish(false, msg:format(python))
+  local python = M.interpreter(configured, M.platform(), vim.fn.exepath)
+  if not python then
+    return finish(false, M.no_python(configured, M.platform()))
   end
   if not bootstrap then
     return finish(
