@@ -7,10 +7,10 @@
   are byte-identical before and after. The audit-hook guard (guard.py) checks the same in every
   other test of this suite.
 - An index this process may not write (a read-only file system: a read-only bind mount; a
-  directory of another user's: user 65534 over root's index) opens for reading: searches answer,
+  directory without write permission, for a root bound by file modes) opens for reading: searches answer,
   nothing is created beside it, and the CLI, status and the language server say in one line that
   it cannot index.
-- A session file this process may not read (user 65534, a file root's alone) is still found by
+- A session file this process may not read (mode 000, a root bound by file modes) is still found by
   what was indexed; reading its event says `cannot read <file> (permission denied)`.
 """
 
@@ -215,7 +215,6 @@ def test_audit_guard_catches_writes(tmp_path: Path) -> None:
 
 
 # -- another user, a read-only file system -------------------------------------------------------
-NOBODY = 65534
 as_root = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None
                              or shutil.which("unshare") is None,
                              reason="runs pi-event-search as another user or in a private mount "
@@ -224,7 +223,7 @@ as_root = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is Non
 
 @pytest.fixture
 def shared_home() -> Iterator[PiHome]:
-    """A Pi home and index user 65534 can reach (pytest's tmp_path is root's alone)."""
+    """A Pi home and index of their own, readable by everyone."""
     root = Path(tempfile.mkdtemp(prefix="pes-readonly-"))
     root.chmod(0o755)
     agent = root / "agent"
@@ -234,11 +233,17 @@ def shared_home() -> Iterator[PiHome]:
     shutil.rmtree(root)
 
 
+# Root without the capabilities that pass over file modes: bound by them as any user is, yet able
+# to run this checkout's venv wherever the checkout lies (user 65534 cannot enter a private one).
+NO_DAC = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
+
+
 def _as(how: str, home: PiHome) -> list[str]:
-    """The prefix that runs a command as user 65534, or as root with the index's directory
-    mounted read-only (a bind mount in a private mount namespace: nothing else sees it)."""
-    if how == "nobody":
-        return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    """The prefix that runs a command as root bound by file modes, or as root with the index's
+    directory mounted read-only (a bind mount in a private mount namespace: nothing else sees
+    it)."""
+    if how == "no-dac":
+        return NO_DAC
     where = str(home.index.parent)
     return ["unshare", "-m", "sh", "-c", 'mount --bind -o ro "$0" "$0" && exec "$@"', where]
 
@@ -258,11 +263,14 @@ def _indexed_by_root(home: PiHome) -> None:
 
 
 @as_root
-@pytest.mark.parametrize("how", ["read-only-mount", "nobody"])
+@pytest.mark.parametrize("how", ["read-only-mount", "no-dac"])
 def test_an_index_it_cannot_write_opens_for_reading(shared_home: PiHome, how: str) -> None:
     home = shared_home
     sb = sample_session(home.sessions, "/home/dev/p")
     _indexed_by_root(home)
+    if how == "no-dac":  # the owner's own write bits gone: a directory it may read, not write
+        for p in [home.index.parent, *home.index.parent.rglob("*")]:
+            p.chmod(0o555 if p.is_dir() else 0o444)
     files = sorted(p.name for p in home.index.parent.iterdir())
     prefix = _as(how, home)
     # The detector: this prefix may not write there.
@@ -335,17 +343,15 @@ async def _mcp_search(prefix: list[str], home: PiHome, query: str) -> str:
 
 @as_root
 def test_a_session_file_it_cannot_read_says_so(shared_home: PiHome) -> None:
-    """Root's session file (0600), an index of user 65534's own that holds its events: `read` and
-    the server's piEvents/read say `cannot read <file> (permission denied)`, not that the event
-    is gone from its file."""
+    """A session file its reader may not read (mode 000, for a root bound by file modes), an index
+    that holds its events: `read` and the server's piEvents/read say `cannot read <file>
+    (permission denied)`, not that the event is gone from its file."""
     home = shared_home
     sb = sample_session(home.sessions, "/home/dev/p")
     proc = _cli([], home, "index")
     assert proc.returncode == 0, proc.stderr
-    for p in [home.index.parent, *home.index.parent.rglob("*")]:
-        os.chown(p, NOBODY, NOBODY)
-    sb.path.chmod(0o600)
-    prefix = _as("nobody", home)
+    sb.path.chmod(0o000)
+    prefix = _as("no-dac", home)
     assert subprocess.run([*prefix, "cat", str(sb.path)], capture_output=True).returncode != 0
     ref = f"pi-event:{sb.session_id}/{sb.ids[2]}"
     said = f"cannot read {sb.path} (permission denied)"

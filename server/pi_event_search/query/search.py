@@ -250,11 +250,12 @@ def hits_of(conn: sqlite3.Connection, q: Question, picked: list[Picked], ranks: 
 
 
 def _loose_words(parsed: Parsed) -> tuple[str, ...]:
-    """The words a partial hit's snippet marks: the query's, their inflections, their
-    synonyms and a camelCase term's parts."""
+    """The words a hit's snippet marks: the query's, their inflections, their synonyms and a
+    camelCase term's parts of three letters or more (`marker3x4`'s 3, x and 4 would mark every
+    digit and letter of the text)."""
     out = dict.fromkeys(parsed.forms)
     for t in parsed.terms:
         if t.word:
             out.update(dict.fromkeys(f for w in synonyms(t.word) for f in forms(w)))
-        out.update(dict.fromkeys(camel_parts(t.raw) or ()))
+        out.update(dict.fromkeys(p for p in camel_parts(t.raw) or () if len(p) > 2))
     return tuple(out)
