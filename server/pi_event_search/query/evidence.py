@@ -322,11 +322,11 @@ def _rank(conn: sqlite3.Connection, q: Query, exact: bool, alts: list[Alt], gain
     # fragments than the one that made it a candidate counts too; and its neighbours', where the
     # other event of its turn most often is (a call's result, a question's answer).
     near_by = candidates | ({e + d for e in candidates for d in (-1, 1)} if w.turn else set())
-    every_span = _spans(conn, sorted(near_by))
-    spans = {eid: span for eid, span in every_span.items() if eid in candidates}
+    every_span = spans(conn, sorted(near_by))
+    mine = {eid: span for eid, span in every_span.items() if eid in candidates}
     relevant = {fid for lo, hi in every_span.values() for fid in range(lo, hi + 1)}
-    low = min(lo for lo, _ in spans.values())
-    high = max(hi for _, hi in spans.values())
+    low = min(lo for lo, _ in mine.values())
+    high = max(hi for _, hi in mine.values())
     chosen_expr = " OR ".join(f"({c})" for c in chosen)
     # fid -> the alternatives it holds, each with what its occurrences and the fragment's length
     # make of it: bm25 over the IDF for an informative alternative (FTS5 reads its matches, few by
@@ -348,10 +348,10 @@ def _rank(conn: sqlite3.Connection, q: Query, exact: bool, alts: list[Alt], gain
                 held.setdefault(fid, []).append(
                     (k, None if bm25 is None else -bm25 / strength[k]))
     model = _Model(alts, gain, w, _average_size(conn))
-    own = model.events(conn, q, spans, held, rows)
+    own = model.events(conn, q, mine, held, rows)
     pairs = _pairs(conn, q, chosen_expr, low, high) if w.proximity and len(terms) > 1 else {}
     near = {eid: max((pairs.get(f, 0) for f in range(lo, hi + 1)), default=0)
-            for eid, (lo, hi) in spans.items() if eid in own}
+            for eid, (lo, hi) in mine.items() if eid in own}
     npairs = max(1, len(terms) - 1)
 
     def strength_of(eid: int) -> float:
@@ -464,7 +464,8 @@ def _named(conn: sqlite3.Connection) -> sqlite3.Cursor:
     return cur
 
 
-def _spans(conn: sqlite3.Connection, eids: list[int]) -> dict[int, tuple[int, int]]:
+def spans(conn: sqlite3.Connection, eids: list[int]) -> dict[int, tuple[int, int]]:
+    """Each event's first and last fragment (an event's fragments have consecutive fids)."""
     out: dict[int, tuple[int, int]] = {}
     for at in range(0, len(eids), 500):
         chunk = eids[at:at + 500]

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pi_event_search.index import memo
-from pi_event_search.query.evidence import Row, Scored, every_term, scored, weights
+from pi_event_search.query.evidence import Row, Scored, every_term, scored, spans, weights
 
 # Their home is matches.py; search.py and groups.py import them from here too.
 from pi_event_search.query.matches import Query as Query
@@ -89,8 +89,10 @@ def walk(conn: sqlite3.Connection, q: Query, at: Position
         rows = window(conn, expr, q, f"fts.rowid < {int(below)}", WINDOW)
         if not rows:
             return
-        for r in map(Row._make, rows):
-            first = _first_fid(conn, r.eid)
+        window_rows = [Row._make(row) for row in rows]
+        firsts = spans(conn, sorted({r.eid for r in window_rows}))  # one query a window
+        for r in window_rows:
+            first = firsts[r.eid][0]
             if r.eid not in listed:
                 listed.add(r.eid)
                 shown += 1
@@ -105,7 +107,3 @@ def rest(conn: sqlite3.Connection, q: Query) -> str | None:
     expr = every_term(conn, q)
     return None if expr is None else narrowed_any(q, expr)
 
-
-def _first_fid(conn: sqlite3.Connection, eid: int) -> int:
-    return int(conn.execute("SELECT min(fid) AS fid FROM fragments WHERE eid = ?",
-                            (eid,)).fetchone()["fid"])
