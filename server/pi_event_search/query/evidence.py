@@ -73,6 +73,11 @@ class Weights:
     turns: int  # the best events whose turn lends them words
     max_events: int  # the length of one search's order
     kinds: dict[str, float]
+    meaning_top: int  # the best events read again for their meaning (query/meaning.py)...
+    meaning_k: int  # ...their two orders fused by 1 / (k + rank)...
+    meaning_words: float  # ...the order by words weighing this much (by meaning: 1)...
+    meaning_tokens: int  # ...of the first this many tokens...
+    meaning_chars: int  # ...of the first this many characters of each event
 
 
 @lru_cache(maxsize=1)
@@ -198,26 +203,48 @@ def _columns(q: Query) -> tuple[str, list[Any]]:
 
 
 _ROW = """SELECT f.fid, f.eid, f.kind,
-         length(f.text) * (CASE typeof(f.text) WHEN 'blob' THEN 2.5 ELSE 1.0 END), e.ts_ms, e.sid
+         length(f.text) * (CASE typeof(f.text) WHEN 'blob' THEN 2.5 ELSE 1.0 END), e.ts_ms, e.sid,
+         length(f.text), substr(f.text, -24)
   FROM fts JOIN fragments f ON f.fid = fts.rowid JOIN events e ON e.eid = f.eid
   JOIN sessions s ON s.sid = e.sid"""
+COPIES = 20  # at most this many rows read for each one wanted: copies of one text count once
+
+
+def _distinct(rows: Iterable[tuple[Any, ...]], limit: int) -> list[Row]:
+    """The first `limit` rows of distinct texts: a forked session's copies of its entries (Pi's
+    fork writes them again), or one session copied many times, hold the same text in the same
+    kind, stored alike (same length and ending: the stored bytes of identical texts are
+    identical), and would take every candidate's place with one event's words."""
+    seen: set[tuple[Any, ...]] = set()
+    out: list[Row] = []
+    for read, r in enumerate(rows):
+        if read == limit * COPIES:
+            break
+        mark = (r[2], r[6], r[7])
+        if mark in seen:
+            continue
+        seen.add(mark)
+        out.append(Row._make(r[:6]))
+        if len(out) == limit:
+            break
+    return out
 
 
 def _best(conn: sqlite3.Connection, q: Query, expr: str, limit: int) -> list[Row]:
     """The visible, filtered fragments an expression matches, best by FTS5's bm25 first (the
-    text column counts in full, the tool and error column half, identifier parts 0.8). The
-    caller's places stay out of the MATCH (the SQL decides visibility): bm25 would weigh them as
-    words and count every fragment of the place to do so."""
+    text column counts in full, the tool and error column half, identifier parts 0.8), one of
+    each text. The caller's places stay out of the MATCH (the SQL decides visibility): bm25
+    would weigh them as words and count every fragment of the place to do so."""
     where, params = _columns(q)
     sql = (f"{_ROW} WHERE fts MATCH ? AND fts.rank MATCH 'bm25(1.0, 0.5, 0.8)' AND {where} "
-           f"ORDER BY fts.rank LIMIT {int(limit)}")
-    return [Row._make(r) for r in tuples(conn).execute(sql, [expr, *params])]
+           "ORDER BY fts.rank")
+    return _distinct(tuples(conn).execute(sql, [expr, *params]), limit)
 
 
 def _newest(conn: sqlite3.Connection, q: Query, expr: str, limit: int) -> list[Row]:
     where, params = _columns(q)
-    sql = f"{_ROW} WHERE fts MATCH ? AND {where} ORDER BY fts.rowid DESC LIMIT {int(limit)}"
-    return [Row._make(r) for r in tuples(conn).execute(sql, [narrowed_any(q, expr), *params])]
+    sql = f"{_ROW} WHERE fts MATCH ? AND {where} ORDER BY fts.rowid DESC"
+    return _distinct(tuples(conn).execute(sql, [narrowed_any(q, expr), *params]), limit)
 
 
 def conjunction(alts: list[Alt], terms: Iterable[int]) -> str:

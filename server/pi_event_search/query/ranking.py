@@ -1,19 +1,22 @@
 """One fixed order of a query's events, walked page by page from a position.
 
-The order is evidence.py's: every candidate event scored once, best first, remembered while the
-index is unchanged, so that every page of one question reads the same list and a later page costs
-what a slice does. After it, so that walking to the end lists every event holding every term,
-come the other events holding every term in one fragment, newest first, read in windows of fids
-(an event's fragments have consecutive fids, so a window never splits one).
+The order is evidence.py's, its best events read again for their meaning (meaning.py): every
+candidate event scored once, best first, remembered while the index is unchanged, so that every
+page of one question reads the same list and a later page costs what a slice does. After it,
+so that walking to the end lists every event holding every term, come the other events holding
+every term in one fragment, newest first, read in windows of fids (an event's fragments have
+consecutive fids, so a window never splits one).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pi_event_search.index import memo
+from pi_event_search.query import meaning
 from pi_event_search.query.evidence import Row, Scored, every_term, scored, spans, weights
 
 # Their home is matches.py; search.py and groups.py import them from here too.
@@ -50,11 +53,13 @@ class Picked:
 def order(conn: sqlite3.Connection, q: Query) -> list[Scored]:
     """The query's scored order; remembered while the index is unchanged."""
     known = memo.of(conn, "order")
+    w = weights()
     key = (q.parsed, repr(q.filters), tuple(q.where), tuple(map(repr, q.params)), q.scope_fts,
-           q.relax, repr(weights()))
+           q.relax, repr(w), os.environ.get("PI_EVENT_SEARCH_MEANING"))
     found: list[Scored] | None = known.get(key)
     if found is None:
-        found = known[key] = scored(conn, q, exact=not q.relax)
+        found = scored(conn, q, exact=not q.relax)
+        found = known[key] = meaning.reranked(conn, q.parsed, found, w)
     return found
 
 
