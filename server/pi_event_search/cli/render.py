@@ -81,6 +81,7 @@ def status(s: StatusResult) -> None:
         count = "" if d["sessions"] is None else f": {d['sessions']} sessions"
         missing = "" if d["exists"] else ", does not exist yet"
         print(f"dir        {d['path']} ({d['layout']}, {d['origin']}{missing}){count}")
+    print(f"order      {s['order']}")
     if s["secretEvents"]:
         print(f"secrets    {s['secretEvents']} events held credentials (masked; list them with "
               "`pi-event-search secrets`)")

@@ -331,6 +331,7 @@ class StatusResult(TypedDict):
     directories: list[SessionDirInfo]
     roots: list[str] | None
     secretEvents: int  # events whose texts held a credential (masked everywhere)
+    order: str  # what hits are ordered by: words and meaning, or words only and why
     server: NotRequired[ServerState]
 
 

@@ -34,6 +34,7 @@ from pi_event_search.lsp import settings
 from pi_event_search.lsp.params import file_path
 from pi_event_search.lsp.protocol import PiEventProtocol, plain_dicts
 from pi_event_search.lsp.warmpool import WarmPool
+from pi_event_search.meaning import minilm
 from pi_event_search.query.status import directories
 from pi_event_search.service.engine import OPENING, Engine, IndexOpening
 from pi_event_search.service.lease import POLL as LEASE_POLL
@@ -256,6 +257,7 @@ class PiEventServer(LanguageServer):
                 "sessionDirs": [d.path for d in dirs],
                 "directories": directories(None, dirs, None),
                 "roots": list(roots) if roots is not None else None,
+                "order": minilm.describe(),
                 "server": self.server_state()}
 
     # -- indexing ------------------------------------------------------------------------------

@@ -60,6 +60,7 @@ class Model:
     def __init__(self, where: Path) -> None:
         import numpy as np
 
+        self.where = where
         raw = (where / "model.safetensors").read_bytes()
         if hashlib.sha256(raw).hexdigest() != WEIGHTS_SHA256:
             raise ValueError(f"{where / 'model.safetensors'} is not all-MiniLM-L6-v2's weights "
@@ -181,6 +182,21 @@ def _loaded() -> Model | Unavailable:
         return Model(where)
     except (OSError, ValueError, KeyError) as exc:
         return Unavailable(f"cannot load the model: {exc}")
+
+
+def describe() -> str:
+    """What search orders its best hits by, in one line, without loading the model."""
+    if os.environ.get("PI_EVENT_SEARCH_MEANING") == "off":
+        return "words only: turned off (PI_EVENT_SEARCH_MEANING=off)"
+    if _loaded.cache_info().currsize:
+        found = _loaded()
+        if isinstance(found, Unavailable):
+            return f"words only: {found.why}"
+        return f"words and meaning (all-MiniLM-L6-v2, {found.where})"
+    where = folder()
+    if where is None or not (where / "model.safetensors").exists():
+        return f"words only: no model installed ({INSTALL})"
+    return f"words and meaning (all-MiniLM-L6-v2, {where}; loads on the first search)"
 
 
 def model() -> Model | Unavailable:

@@ -17,6 +17,7 @@ from pi_event_search.core.wire import (
     StatusResult,
 )
 from pi_event_search.index import store
+from pi_event_search.meaning import minilm
 from pi_event_search.source.discovery import SessionDir
 
 
@@ -87,6 +88,7 @@ def status(conn: sqlite3.Connection, index_path: Path, dirs: list[SessionDir],
         "directories": directories(conn, dirs, scope),
         "roots": list(scope.roots) if scope is not None and scope.roots is not None else None,
         "secretEvents": secret_events,
+        "order": minilm.describe(),
     }
 
 
