@@ -84,3 +84,25 @@ def test_no_model_and_turned_off_say_so(fresh: None, tmp_path: Path,
     monkeypatch.setenv("PI_EVENT_SEARCH_MEANING", "off")
     assert isinstance(minilm.model(), minilm.Unavailable)
     assert "PI_EVENT_SEARCH_MEANING=off" in minilm.describe()
+
+
+def test_vectors_are_kept_in_a_file_every_process_shares(fresh: None, tmp_path: Path) -> None:
+    import sqlite3
+
+    from pi_event_search.meaning.vectors import FILE, Vectors
+
+    texts = ["the build broke after the refactor", "pip refused the system-wide install"]
+    index = tmp_path / "index-v16.sqlite3"
+    first = Vectors().of(model(), texts, 128, index)
+    db = sqlite3.connect(tmp_path / FILE)
+    stored = db.execute("SELECT count(*), sum(length(v)) FROM vectors").fetchone()
+    assert stored == (2, 2 * 384 * 2)  # float16, never the text
+    assert not any(t.encode() in (tmp_path / FILE).read_bytes() for t in texts)
+    # another process (a new cache) reads them back: the same vectors
+    again = Vectors().of(model(), list(reversed(texts)), 128, index)
+    assert float(abs(again[::-1] - first).max()) == 0.0
+    assert db.execute("SELECT count(*) FROM vectors").fetchone()[0] == 2
+    # a file that cannot be made: remembered in this process alone
+    alone = Vectors()
+    out = alone.of(model(), texts, 128, tmp_path / "missing" / "index.sqlite3")
+    assert out.shape == (2, 384) and alone.files == {tmp_path / "missing" / FILE: None}

@@ -13,50 +13,14 @@ alone, 0.38 -> 0.52 at 250 MB; copied and agent no lower.
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
-import threading
-from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
 
 from pi_event_search.index import textcodec
 from pi_event_search.meaning import minilm
+from pi_event_search.meaning.vectors import vectors
 from pi_event_search.query.evidence import Scored, Weights
 from pi_event_search.query.parse import Parsed
-
-if TYPE_CHECKING:
-    from numpy.typing import NDArray
-
-CACHED = 20_000  # vectors kept by this process (768 bytes each)
-
-
-class _Vectors:
-    """Vectors of texts already read, by a digest of the text: an event's text never changes,
-    so neither does its vector, whichever process or index asks."""
-
-    def __init__(self) -> None:
-        self.known: OrderedDict[bytes, Any] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def of(self, model: minilm.Model, texts: list[str], tokens: int) -> NDArray[Any]:
-        import numpy as np
-
-        keys = [hashlib.blake2b(f"{tokens}\0{t}".encode("utf-8", "surrogatepass"),
-                                digest_size=16).digest() for t in texts]
-        with self.lock:
-            found = {k: self.known[k] for k in keys if k in self.known}
-        wanted = [i for i, k in enumerate(keys) if k not in found]
-        if wanted:
-            new = model.embed([texts[i] for i in wanted], tokens)
-            with self.lock:
-                for row, i in enumerate(wanted):
-                    found[keys[i]] = self.known[keys[i]] = new[row].astype(np.float16)
-                while len(self.known) > CACHED:
-                    self.known.popitem(last=False)
-        return np.stack([found[k].astype(np.float32) for k in keys])
-
-
-_vectors = _Vectors()
 
 
 def reranked(conn: sqlite3.Connection, parsed: Parsed, events: list[Scored], w: Weights
@@ -72,9 +36,10 @@ def reranked(conn: sqlite3.Connection, parsed: Parsed, events: list[Scored], w: 
     if isinstance(model, minilm.Unavailable):
         return events
     texts = opening_texts(conn, [s.eid for s in top], w.meaning_chars)
-    vectors = _vectors.of(model, [texts.get(s.eid, "") for s in top], w.meaning_tokens)
-    asked = model.embed([query], w.meaning_tokens)[0]
-    close = vectors @ asked
+    found = vectors.of(model, [texts.get(s.eid, "") for s in top], w.meaning_tokens,
+                       index_path(conn))
+    asked = vectors.of(model, [query], w.meaning_tokens, None)[0]
+    close = found @ asked
     by_meaning = {i: r for r, i in enumerate(sorted(range(len(top)), key=lambda i: -close[i]))}
     k = w.meaning_k
     a = w.meaning_words
@@ -96,3 +61,11 @@ def opening_texts(conn: sqlite3.Connection, eids: list[int], chars: int) -> dict
         out.setdefault(eid, []).append(text)
         size[eid] = size.get(eid, 0) + len(text) + 1
     return {eid: "\n".join(parts)[:chars] for eid, parts in out.items()}
+
+
+def index_path(conn: sqlite3.Connection) -> Path | None:
+    """The index's file (the vectors' file lies beside it); None for one in memory."""
+    for r in conn.execute("PRAGMA database_list"):
+        if r["name"] == "main":
+            return Path(r["file"]) if r["file"] else None
+    return None
