@@ -13,7 +13,7 @@ SOURCE = Path(__file__).resolve().parent.parent / "server" / PACKAGE
 # Lower layers first. A module may import its own package and any package of a lower layer;
 # packages on one layer do not import each other.
 LAYERS: list[set[str]] = [
-    {"core"}, {"source"}, {"index"}, {"query"}, {"events", "files"}, {"service"}, {"lsp"}, {"mcp"},
+    {"core"}, {"meaning"}, {"source"}, {"index"}, {"query"}, {"events", "files"}, {"service"}, {"lsp"}, {"mcp"},
     {"cli"},
 ]
 LAYER = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}

@@ -1,2 +1,1 @@
-"""What a text means, as a vector: a small sentence-embedding model run on the CPU, so that a query
-typed from memory finds the event that says the same thing in other words."""
+"""Meaning: a text as a vector (a small sentence-embedding model on the CPU), and the vectors read."""

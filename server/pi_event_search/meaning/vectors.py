@@ -57,7 +57,8 @@ class Vectors:
                                 "SELECT digest, v FROM vectors WHERE digest IN "
                                 f"({','.join('?' * len(chunk))})", chunk):
                             found[digest] = self._remember(digest, np.frombuffer(v, np.float16))
-        wanted = [i for i, k in enumerate(keys) if k not in found]
+        first = {k: i for i, k in reversed(list(enumerate(keys)))}  # one reading per text
+        wanted = [i for k, i in first.items() if k not in found]
         if wanted:
             new = model.embed([texts[i] for i in wanted], tokens).astype(np.float16)
             with self.lock:
