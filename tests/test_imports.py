@@ -13,8 +13,8 @@ SOURCE = Path(__file__).resolve().parent.parent / "server" / PACKAGE
 # Lower layers first. A module may import its own package and any package of a lower layer;
 # packages on one layer do not import each other.
 LAYERS: list[set[str]] = [
-    {"core"}, {"meaning"}, {"source"}, {"index"}, {"query"}, {"events", "files"}, {"service"}, {"lsp"}, {"mcp"},
-    {"cli"},
+    {"core"}, {"meaning"}, {"source"}, {"index"}, {"query"}, {"events", "files"}, {"service"},
+    {"lsp"}, {"mcp"}, {"cli"},
 ]
 LAYER = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
 # Startup costs, not cycles: the CLI loads the language server's stack (pygls, ~250 ms) only for
