@@ -53,10 +53,11 @@ class Vectors:
                 with contextlib.suppress(sqlite3.Error):
                     for at in range(0, len(missing), 500):
                         chunk = missing[at:at + 500]
-                        for digest, v in db.execute(
+                        for r in db.execute(
                                 "SELECT digest, v FROM vectors WHERE digest IN "
                                 f"({','.join('?' * len(chunk))})", chunk):
-                            found[digest] = self._remember(digest, np.frombuffer(v, np.float16))
+                            found[r["digest"]] = self._remember(
+                                r["digest"], np.frombuffer(r["v"], np.float16))
         first = {k: i for i, k in reversed(list(enumerate(keys)))}  # one reading per text
         wanted = [i for k, i in first.items() if k not in found]
         if wanted:
@@ -83,6 +84,7 @@ class Vectors:
             try:
                 db = sqlite3.connect(where, timeout=0.05, check_same_thread=False,
                                      isolation_level=None)
+                db.row_factory = sqlite3.Row
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute(_SCHEMA)
                 self.files[where] = db

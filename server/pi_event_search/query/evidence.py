@@ -210,21 +210,34 @@ _ROW = """SELECT f.fid, f.eid, f.kind,
 COPIES = 20  # at most this many rows read for each one wanted: copies of one text count once
 
 
-def _distinct(rows: Iterable[tuple[Any, ...]], limit: int) -> list[Row]:
+class _Stored(NamedTuple):
+    """A candidate row as _ROW selects it: the model's Row, then how its text is stored."""
+
+    fid: int
+    eid: int
+    kind: str
+    size: float
+    ts: int | None
+    sid: int
+    stored: int  # length of the stored text (or compressed bytes)
+    ending: str | bytes  # its last 24 characters (or bytes)
+
+
+def _distinct(conn: sqlite3.Connection, sql: str, params: list[Any], limit: int) -> list[Row]:
     """The first `limit` rows of distinct texts: a forked session's copies of its entries (Pi's
     fork writes them again), or one session copied many times, hold the same text in the same
     kind, stored alike (same length and ending: the stored bytes of identical texts are
     identical), and would take every candidate's place with one event's words."""
     seen: set[tuple[Any, ...]] = set()
     out: list[Row] = []
-    for read, r in enumerate(rows):
+    for read, r in enumerate(map(_Stored._make, tuples(conn).execute(sql, params))):
         if read == limit * COPIES:
             break
-        mark = (r[2], r[6], r[7])
+        mark = (r.kind, r.stored, r.ending)
         if mark in seen:
             continue
         seen.add(mark)
-        out.append(Row._make(r[:6]))
+        out.append(Row(r.fid, r.eid, r.kind, r.size, r.ts, r.sid))
         if len(out) == limit:
             break
     return out
@@ -238,13 +251,13 @@ def _best(conn: sqlite3.Connection, q: Query, expr: str, limit: int) -> list[Row
     where, params = _columns(q)
     sql = (f"{_ROW} WHERE fts MATCH ? AND fts.rank MATCH 'bm25(1.0, 0.5, 0.8)' AND {where} "
            "ORDER BY fts.rank")
-    return _distinct(tuples(conn).execute(sql, [expr, *params]), limit)
+    return _distinct(conn, sql, [expr, *params], limit)
 
 
 def _newest(conn: sqlite3.Connection, q: Query, expr: str, limit: int) -> list[Row]:
     where, params = _columns(q)
     sql = f"{_ROW} WHERE fts MATCH ? AND {where} ORDER BY fts.rowid DESC"
-    return _distinct(tuples(conn).execute(sql, [narrowed_any(q, expr), *params]), limit)
+    return _distinct(conn, sql, [narrowed_any(q, expr), *params], limit)
 
 
 def conjunction(alts: list[Alt], terms: Iterable[int]) -> str:
