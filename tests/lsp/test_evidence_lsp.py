@@ -1,7 +1,9 @@
 """The one order of hits, by evidence, through the real server over stdio (docs/protocol.md, "The
 order of hits"): a long tool result holding every word below a short event holding the informative
 ones; a copied phrase's event first; a synonym that floods nothing; words spread over an event's
-text and its tool call; `match: "all"` per event; pages that never repeat."""
+text and its tool call; `match: "all"` per event; pages that never repeat; the best hits read again
+for their meaning (a query in other words than its event's finds it among events sharing more of its
+words; turned off, the words' order; a prefix being typed, the words' order; status says which)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 from builder import SessionBuilder
 from support import PiHome
 
+MEMORY = "git commit was refused"  # typed from memory: the event says "commit hook blocked"
 # English prose of the kind a fetched page or a read-back doc holds: nearly every common word.
 PAGE = ("The guide explains how the team can put the pieces back together, what did change in the "
         "release, why the cache was slow and how the build can be fixed in the next version. ")
@@ -47,6 +50,14 @@ def history(pi_home: PiHome, tmp_path: Path) -> tuple[Path, dict[str, str]]:
     ids["reset_elsewhere"] = sb.user("reset the socket never again")
     ids["split"] = sb.assistant("Running the migration for the kangaroo table now.",
                                 tool_calls=[("c2", "bash", {"command": "alembic upgrade head"})])
+    # Events holding more of a from-memory query's words (MEMORY) than the one it remembers.
+    for n, what in enumerate(["update the readme", "bump the version", "fix a typo in docs",
+                              "add the changelog entry", "rename the config key",
+                              "tidy imports", "format with prettier", "regenerate the lockfile"]):
+        ids[f"git{n}"] = sb.assistant(f"I ran git commit -m '{what}' and it was recorded as "
+                                      f"commit {n}a1b2c3 on main.")
+    ids["blocked"] = sb.user("The commit hook blocked my change: rejected, tests must pass "
+                             "before anything lands.")
     return proj, ids
 
 
@@ -112,3 +123,51 @@ async def test_pages_never_repeat(start, history):
     assert {ids[f"error{n}"] for n in range(40)} | {ids[f"zebra{n}"] for n in range(6)} <= set(seen)
     whole = entries(await search(client, "error worker zebrafish"))
     assert seen == whole
+
+
+# The best hits read again for their meaning (query/meaning.py).
+
+def rank(res: Any, entry: str) -> int:
+    order = [h["entryId"] for h in res["hits"]]
+    return order.index(entry) + 1 if entry in order else 10_000
+
+
+async def test_a_query_in_other_words_finds_its_event(start, history, monkeypatch):
+    proj, ids = history
+    client = await start([str(proj)])
+    by_meaning = rank(await search(client, MEMORY), ids["blocked"])
+    status = await client.protocol.send_request_async("piEvents/status", {})
+    assert status["order"].startswith("words and meaning (all-MiniLM-L6-v2")
+
+    monkeypatch.setenv("PI_EVENT_SEARCH_MEANING", "off")
+    words_only = await start([str(proj)])
+    by_words = rank(await search(words_only, MEMORY), ids["blocked"])
+    status = await words_only.protocol.send_request_async("piEvents/status", {})
+    assert status["order"] == "words only: turned off (PI_EVENT_SEARCH_MEANING=off)"
+    # eight events hold "git commit"; the one that says what happened holds "commit" alone: by
+    # words it comes after them, by meaning before some (the two orders fused: 1/(10 + rank))
+    assert by_words > 8
+    assert by_meaning <= by_words - 2, (by_meaning, by_words)
+
+
+async def test_pages_of_the_order_by_meaning_never_repeat(start, history):
+    proj, _ids = history
+    client = await start([str(proj)])
+    whole = [h["entryId"] for h in (await search(client, MEMORY))["hits"]]
+    paged: list[str] = []
+    cursor = None
+    while True:
+        res = await search(client, MEMORY, limit=3, **({"cursor": cursor} if cursor else {}))
+        paged += [h["entryId"] for h in res["hits"]]
+        cursor = res.get("nextCursor")
+        if not cursor:
+            break
+    assert paged == whole and len(set(paged)) == len(paged)
+
+
+async def test_a_prefix_being_typed_is_ordered_by_words(start, history):
+    proj, ids = history
+    client = await start([str(proj)])
+    typed = await search(client, "git commit was refus", prefixLast=True)
+    # the last word is still being typed: the words' order, answered without the model
+    assert rank(typed, ids["blocked"]) > 8

@@ -105,7 +105,9 @@ class Alt:
 
 
 class Row(NamedTuple):
-    """A candidate fragment as the model reads it (size: stored characters)."""
+    """A candidate fragment as the model reads it (size: stored characters), and how its text is
+    stored (its length; its last 24 characters or bytes, when read): copies of one text store
+    alike."""
 
     fid: int
     eid: int
@@ -113,6 +115,8 @@ class Row(NamedTuple):
     size: float
     ts: int | None
     sid: int
+    stored: int
+    ending: str | bytes | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,19 +214,6 @@ _ROW = """SELECT f.fid, f.eid, f.kind,
 COPIES = 20  # at most this many rows read for each one wanted: copies of one text count once
 
 
-class _Stored(NamedTuple):
-    """A candidate row as _ROW selects it: the model's Row, then how its text is stored."""
-
-    fid: int
-    eid: int
-    kind: str
-    size: float
-    ts: int | None
-    sid: int
-    stored: int  # length of the stored text (or compressed bytes)
-    ending: str | bytes  # its last 24 characters (or bytes)
-
-
 def _distinct(conn: sqlite3.Connection, sql: str, params: list[Any], limit: int) -> list[Row]:
     """The first `limit` rows of distinct texts: a forked session's copies of its entries (Pi's
     fork writes them again), or one session copied many times, hold the same text in the same
@@ -230,14 +221,14 @@ def _distinct(conn: sqlite3.Connection, sql: str, params: list[Any], limit: int)
     identical), and would take every candidate's place with one event's words."""
     seen: set[tuple[Any, ...]] = set()
     out: list[Row] = []
-    for read, r in enumerate(map(_Stored._make, tuples(conn).execute(sql, params))):
+    for read, r in enumerate(map(Row._make, tuples(conn).execute(sql, params))):
         if read == limit * COPIES:
             break
         mark = (r.kind, r.stored, r.ending)
         if mark in seen:
             continue
         seen.add(mark)
-        out.append(Row(r.fid, r.eid, r.kind, r.size, r.ts, r.sid))
+        out.append(r)
         if len(out) == limit:
             break
     return out
@@ -527,7 +518,7 @@ def _fragments(conn: sqlite3.Connection, q: Query, fids: list[int]
         for r in map(Row._make, tuples(conn).execute(
                 f"""SELECT f.fid, f.eid, f.kind,
                    length(f.text) * (CASE typeof(f.text) WHEN 'blob' THEN 2.5 ELSE 1.0 END),
-                   e.ts_ms, e.sid FROM fragments f JOIN events e ON e.eid = f.eid
+                   e.ts_ms, e.sid, length(f.text), NULL FROM fragments f JOIN events e ON e.eid = f.eid
                    WHERE f.fid IN ({','.join('?' * len(chunk))}){extra}""",
                 [*chunk, *kind_params])):
             out[r.fid] = r

@@ -75,16 +75,16 @@ def _tool_phrases(f: Filters) -> str | None:
 
 def window(conn: sqlite3.Connection, match: str, q: Query, rowids: str, limit: int | None
             ) -> list[tuple[Any, ...]]:
-    """(fid, eid, kind, size, ts_ms, sid) of the visible, filtered matching fragments in a rowid
-    range, newest first (SQLite drives from FTS5 and stops at the limit). The size is the stored
-    text's (compressed text counted at 2.5 characters a byte), read from the record header
-    without loading the text."""
+    """(fid, eid, kind, size, ts_ms, sid, stored length, NULL) of the visible, filtered matching
+    fragments in a rowid range, newest first (SQLite drives from FTS5 and stops at the limit).
+    The size is the stored text's (compressed text counted at 2.5 characters a byte), read from
+    the record header without loading the text (evidence.Row's shape; its ending is not read)."""
     kind_where, kind_params = fragment_filters(q.filters)
     extra = (" AND " + " AND ".join(kind_where)) if kind_where else ""
     sql = f"""
       SELECT f.fid, f.eid, f.kind,
              length(f.text) * (CASE typeof(f.text) WHEN 'blob' THEN 2.5 ELSE 1.0 END), e.ts_ms,
-             e.sid
+             e.sid, length(f.text), NULL
       FROM fts JOIN fragments f ON f.fid = fts.rowid JOIN events e ON e.eid = f.eid
       JOIN sessions s ON s.sid = e.sid
       WHERE fts MATCH ? AND {rowids} AND {' AND '.join(q.where)}{extra}
