@@ -7,6 +7,8 @@ words; turned off, the words' order; a prefix being typed, the words' order; sta
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -171,3 +173,30 @@ async def test_a_prefix_being_typed_is_ordered_by_words(start, history):
     typed = await search(client, "git commit was refus", prefixLast=True)
     # the last word is still being typed: the words' order, answered without the model
     assert rank(typed, ids["blocked"]) > 8
+
+
+async def test_the_writer_reads_its_events_ahead(start, history, pi_home):
+    """After a while the writer has read its events for their meaning (status `readAhead`), kept
+    beside the index; the order is the one a server that reads nothing ahead gives."""
+    proj, ids = history
+    client = await start([str(proj)])
+    read = 0
+    for _ in range(600):  # READ_AHEAD_IDLE (10 s), then a quarter of a core
+        status = await client.protocol.send_request_async("piEvents/status", {})
+        read = status["server"]["readAhead"]
+        if read >= len(ids) and status["server"]["role"] == "writer":
+            break
+        await asyncio.sleep(0.2)
+    assert read >= len(ids), read
+    stored = sqlite3.connect(pi_home.index.with_name("meaning-v1.sqlite3"))
+    assert stored.execute("SELECT count(*) FROM vectors").fetchone()[0] >= len(ids) - 8  # copies
+    ahead = [h["entryId"] for h in (await search(client, MEMORY))["hits"]]
+
+    # A second process, the vectors file gone: it reads the best 30 itself, and reads nothing
+    # ahead (the first holds the writer lease)
+    stored.close()
+    pi_home.index.with_name("meaning-v1.sqlite3").unlink()
+    cold = await start([str(proj)])
+    assert [h["entryId"] for h in (await search(cold, MEMORY))["hits"]] == ahead
+    status = await cold.protocol.send_request_async("piEvents/status", {})
+    assert (status["server"]["role"], status["server"]["readAhead"]) == ("reader", 0)

@@ -73,6 +73,7 @@ class ServerState(TypedDict):
     role: Literal["writer", "reader"]
     writerPid: int | None
     lastError: str | None
+    readAhead: int  # events this process has read ahead for their meaning (the writer only)
 
 
 class Node(TypedDict):

@@ -14,12 +14,14 @@ alone, 0.38 -> 0.52 at 250 MB; copied and agent no lower.
 from __future__ import annotations
 
 import sqlite3
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from pi_event_search.index import textcodec
 from pi_event_search.meaning import minilm
 from pi_event_search.meaning.vectors import vectors
-from pi_event_search.query.evidence import Scored, Weights
+from pi_event_search.query.evidence import Scored, Weights, weights
 from pi_event_search.query.parse import Parsed
 
 
@@ -69,3 +71,52 @@ def index_path(conn: sqlite3.Connection) -> Path | None:
         if r["name"] == "main":
             return Path(r["file"]) if r["file"] else None
     return None
+
+
+@dataclass(slots=True)
+class Ahead:
+    """How far reading ahead has come: every event of eids [below, top) was read (eids are
+    locations in this index, kept by the process that reads ahead; None: not begun)."""
+
+    below: int | None = None
+    top: int | None = None
+    read: int = 0  # events read going back (at most the limit); new ones always are
+
+
+BATCH = 16
+
+
+def read_ahead(conn: sqlite3.Connection, ahead: Ahead, limit: int, seconds: float) -> bool:
+    """Read events not yet read, for about `seconds`: new ones as they come, then back from the
+    newest, up to `limit`; so that a search finds its best events' vectors known and a first ask
+    costs the words' order and the query's own vector. The order does not depend on it: a vector
+    read ahead is the one the search would compute. False when nothing is left to read."""
+    model = minilm.model()
+    if isinstance(model, minilm.Unavailable):
+        return False
+    w = weights()
+    beside = index_path(conn)
+    started = time.monotonic()
+    while time.monotonic() - started < seconds:
+        newest = conn.execute("SELECT max(eid) AS n FROM events").fetchone()["n"] or 0
+        if ahead.top is None or ahead.below is None:
+            ahead.top = ahead.below = newest + 1
+        new = newest >= ahead.top
+        if new:  # new events, oldest first: the range stays whole
+            eids = [r["eid"] for r in conn.execute(
+                "SELECT eid FROM events WHERE eid >= ? ORDER BY eid LIMIT ?", (ahead.top, BATCH))]
+        elif ahead.read < limit and ahead.below > 1:
+            eids = [r["eid"] for r in conn.execute(
+                "SELECT eid FROM events WHERE eid < ? ORDER BY eid DESC LIMIT ?",
+                (ahead.below, BATCH))]
+        else:
+            return False
+        texts = opening_texts(conn, eids, w.meaning_chars) if eids else {}
+        if texts:
+            vectors.of(model, list(texts.values()), w.meaning_tokens, beside)
+        if new:
+            ahead.top = max(eids) + 1
+        else:
+            ahead.below = min(eids) if eids else 1
+            ahead.read += len(eids)
+    return True
