@@ -399,7 +399,7 @@ class PiEventServer(LanguageServer):
         except Exception as exc:  # never let indexing take the server down
             self.engine_error = f"indexing failed: {exc}"
             self.log(f"pi-event-search: {self.engine_error}", t.MessageType.Error)
-        if read_ahead_limit() and self.ahead_task is None:
+        if read_ahead_limit() and (self.ahead_task is None or self.ahead_task.done()):
             self.ahead_task = asyncio.ensure_future(self.read_ahead(engine))
         if self.settings.watch:
             self.watch_task = asyncio.ensure_future(
