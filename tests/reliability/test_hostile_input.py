@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from builder import SessionBuilder, sample_session
@@ -414,6 +414,13 @@ def test_wrong_types_in_every_field(pi_home: PiHome) -> None:
               suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                      HealthCheck.data_too_large])
     @given(hostile_session())
+    # found by a draw: a block whose type is a list (unhashable) stopped the session's indexing
+    @example([_header("placeholder"), {
+        "type": "message", "id": "e0000000", "parentId": None,
+        "timestamp": "2026-05-01T10:00:00.000Z",
+        "message": {"role": "assistant", "stopReason": "toolUse", "timestamp": 2, "content": [
+            {"type": [], "text": "answer"},
+            {"type": "toolCall", "id": "c1", "name": "edit", "arguments": {"path": "a.ts"}}]}}])
     def run(session: list[Any]) -> None:
         n = next(_COUNTER)
         sid = f"typed-{n}"

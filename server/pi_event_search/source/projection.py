@@ -359,7 +359,8 @@ def _replay_facts(event: Event, entry: dict[str, Any]) -> None:
             event.tree["failed"] = "empty"
         elif stop in ("error", "aborted"):
             event.tree["failed"] = stop
-        types = [b.get("type") if isinstance(b, dict) else None for b in content]
+        # a block's type as a string, or None (any other JSON value: a list is not hashable)
+        types = [_s(b.get("type")) if isinstance(b, dict) else None for b in content]
         if "toolCall" in types and set(types) <= {"toolCall", "redactedThinking"}:
             event.tree["bare"] = True  # emptied when its calls have no result: then left out
         if event.tree.get("failed") or event.tree.get("bare"):
