@@ -456,6 +456,7 @@ def test_checkhealth(world: World, server_cmd: list[str]) -> None:
             in good), good
     assert re.search(r"OK server (started|running): ", good), good
     assert re.search(r"OK index .*index\.sqlite3: generation \d+, 1 sessions", good), good
+    assert "OK hits ordered by words and meaning (all-MiniLM-L6-v2, " in good, good
     sessions = world.tmp / "agent" / "sessions"
     assert f"session directory {sessions} (per-project, default): 1 sessions visible" in good, good
     assert "telescope.nvim not found" in good

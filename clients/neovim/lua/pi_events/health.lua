@@ -112,6 +112,14 @@ local function check_index(c)
       idx.indexing and " (indexing)" or ""
     )
   )
+  -- What orders the hits: words and meaning, or words alone and why (a model that did not install).
+  if type(status.order) == "string" then
+    if status.order:find("^words and meaning") or status.order:find("turned off") then
+      health.ok("hits ordered by " .. status.order)
+    else
+      health.warn("hits ordered by " .. status.order)
+    end
+  end
   if (tonumber(status.secretEvents) or 0) > 0 then
     health.info(
       ("%d events held credentials: masked everywhere%s"):format(
