@@ -17,7 +17,8 @@ import pytest
 from builder import SessionBuilder
 from support import PiHome
 
-MEMORY = "git commit was refused"  # typed from memory: the event says "commit hook blocked"
+MEMORY = "git commit was refused"  # typed from memory: the event says "commit got rejected"
+DEPLOY = "deploy got stuck halfway"  # the event says "deploy froze in the middle"
 # English prose of the kind a fetched page or a read-back doc holds: nearly every common word.
 PAGE = ("The guide explains how the team can put the pieces back together, what did change in the "
         "release, why the cache was slow and how the build can be fixed in the next version. ")
@@ -58,8 +59,12 @@ def history(pi_home: PiHome, tmp_path: Path) -> tuple[Path, dict[str, str]]:
                               "tidy imports", "format with prettier", "regenerate the lockfile"]):
         ids[f"git{n}"] = sb.assistant(f"I ran git commit -m '{what}' and it was recorded as "
                                       f"commit {n}a1b2c3 on main.")
-    ids["blocked"] = sb.user("The commit hook blocked my change: rejected, tests must pass "
-                             "before anything lands.")
+    ids["blocked"] = sb.user("My commit got rejected: the hook blocked it.")
+    # Events the words barely tell apart (each holds "deploy" once, alike in length); the oldest
+    # is the one a query in other words (DEPLOY) remembers.
+    ids["froze"] = sb.user("deploy froze in the middle and never returned")
+    for n in range(6):
+        ids[f"deploy{n}"] = sb.user(f"deploy of service-{n} finished in {n + 3} minutes")
     return proj, ids
 
 
@@ -146,10 +151,19 @@ async def test_a_query_in_other_words_finds_its_event(start, history, monkeypatc
     by_words = rank(await search(words_only, MEMORY), ids["blocked"])
     status = await words_only.protocol.send_request_async("piEvents/status", {})
     assert status["order"] == "words only: turned off (PI_EVENT_SEARCH_MEANING=off)"
-    # eight events hold "git commit"; the one that says what happened holds "commit" alone: by
-    # words it comes after them, by meaning before some (the two orders fused: 1/(10 + rank))
+    # eight events hold "git commit" side by side, far ahead by words; the one that says what
+    # happened holds "commit" alone: by meaning it rises above some of them, not above all
     assert by_words > 8
-    assert by_meaning <= by_words - 2, (by_meaning, by_words)
+    assert by_meaning < by_words, (by_meaning, by_words)
+
+
+async def test_among_events_words_barely_tell_apart_meaning_decides(start, history, monkeypatch):
+    proj, ids = history
+    client = await start([str(proj)])
+    assert rank(await search(client, DEPLOY), ids["froze"]) == 1
+    monkeypatch.setenv("PI_EVENT_SEARCH_MEANING", "off")
+    words_only = await start([str(proj)])
+    assert rank(await search(words_only, DEPLOY), ids["froze"]) >= 7  # the oldest of seven
 
 
 async def test_pages_of_the_order_by_meaning_never_repeat(start, history):

@@ -74,8 +74,8 @@ class Weights:
     max_events: int  # the length of one search's order
     kinds: dict[str, float]
     meaning_top: int  # the best events read again for their meaning (query/meaning.py)...
-    meaning_k: int  # ...their two orders fused by 1 / (k + rank)...
-    meaning_words: float  # ...the order by words weighing this much (by meaning: 1)...
+    meaning_words: float  # ...their standard evidence score weighing this much (closeness the
+    # rest)...
     meaning_tokens: int  # ...of the first this many tokens...
     meaning_chars: int  # ...of the first this many characters of each event
 
@@ -129,6 +129,7 @@ class Scored:
     sid: int
     matched: tuple[str, ...]
     missing: tuple[str, ...]
+    score: float = 0.0  # the evidence's sum (what meaning's fusion weighs against closeness)
 
 
 def _quote(text: str) -> str:
@@ -419,7 +420,7 @@ def _rank(conn: sqlite3.Connection, q: Query, exact: bool, alts: list[Alt], gain
         matched = tuple(labels[i] for i in range(every) if i in best)
         missing = tuple(labels[i] for i in range(every) if i not in best)
         keyed.append(((-round(score, 9), -ev.ts, eid),
-                      Scored(eid, ev.fid, ev.sid, matched, missing)))
+                      Scored(eid, ev.fid, ev.sid, matched, missing, score)))
     keyed.sort(key=lambda kv: kv[0])
     return [s for _, s in keyed[: w.max_events]]
 
