@@ -15,7 +15,8 @@ mark of words copied from the event), and by a bounded coverage factor (0 as mea
 breaks ties.
 
 Common words decide nothing alone (as Lucene's CommonTermsQuery): an alternative held by more than
-a share of the index only adds to the score of candidates that rarer ones chose. The candidates are
+a share of the index only adds to the score of candidates that rarer ones chose, and a common
+identifier part or synonym adds nothing. The candidates are
 the best fragments by FTS5's bm25 of the informative alternatives together (ORDER BY rank reads
 their matches only, bounded since none is common), the newest holding every term (a conjunction of
 common words, for a query of nothing else) and the newest holding every term but one. The weights
@@ -212,6 +213,7 @@ _ROW = """SELECT f.fid, f.eid, f.kind,
          length(f.text), substr(f.text, -24)
   FROM fts JOIN fragments f ON f.fid = fts.rowid JOIN events e ON e.eid = f.eid
   JOIN sessions s ON s.sid = e.sid"""
+_AMONG = "+rowid IN (SELECT value FROM json_each(?))"  # one of a JSON list of fids
 COPIES = 20  # at most this many rows read for each one wanted: copies of one text count once
 
 
@@ -364,24 +366,33 @@ def _rank(conn: sqlite3.Connection, q: Query, exact: bool, alts: list[Alt], gain
     # make of it: bm25 over the IDF for an informative alternative (FTS5 reads its matches, few by
     # definition), the word counted once (None) for a common one, found among the candidates'
     # own matches only.
+    # The candidates' fragments are kept out of FTS5's hands (`+rowid`: a rowid it is given, it
+    # seeks once per value) and checked by SQLite for each match in the range: a common word's
+    # matches there run to 100,000, which one Python loop took 100 ms to sift.
+    among = json.dumps(sorted(relevant))
     held: dict[int, list[tuple[int, float | None]]] = {}
     for k, a in enumerate(alts):
         if strength[k]:
             found = _named(conn).execute(
                 "SELECT rowid AS fid, bm25(fts, 1.0, 0.5, 0.8) AS bm25 FROM fts "
-                "WHERE fts MATCH ? AND rowid BETWEEN ? AND ?", (a.expr, low, high))
+                f"WHERE fts MATCH ? AND rowid BETWEEN ? AND ? AND {_AMONG}",
+                (a.expr, low, high, among))
+        elif not a.exact:
+            # A common identifier part or synonym: a discounted common word, read over every
+            # candidate for a share of nothing (dev and test orders the same without it), and what
+            # made `bug` seem matched by every event that says "error".
+            continue
         else:
             found = _named(conn).execute(
                 "SELECT rowid AS fid, NULL AS bm25 FROM fts WHERE fts MATCH ? "
-                "AND rowid BETWEEN ? AND ?",
-                (narrowed_any(q, f"({a.expr}) AND ({chosen_expr})"), low, high))
+                f"AND rowid BETWEEN ? AND ? AND {_AMONG}",
+                (narrowed_any(q, f"({a.expr}) AND ({chosen_expr})"), low, high, among))
         for fid, bm25 in found:
-            if fid in relevant:
-                held.setdefault(fid, []).append(
-                    (k, None if bm25 is None else -bm25 / strength[k]))
+            held.setdefault(fid, []).append((k, None if bm25 is None else -bm25 / strength[k]))
     model = _Model(alts, gain, w, _average_size(conn))
     own = model.events(conn, q, mine, held, rows)
-    pairs = _pairs(conn, q, chosen_expr, low, high) if w.proximity and len(terms) > 1 else {}
+    pairs = (_pairs(conn, q, chosen_expr, low, high, among)
+             if w.proximity and len(terms) > 1 else {})
     near = {eid: max((pairs.get(f, 0) for f in range(lo, hi + 1)), default=0)
             for eid, (lo, hi) in mine.items() if eid in own}
     npairs = max(1, len(terms) - 1)
@@ -526,7 +537,7 @@ def _fragments(conn: sqlite3.Connection, q: Query, fids: list[int]
     return out
 
 
-def _pairs(conn: sqlite3.Connection, q: Query, chosen: str, low: int, high: int
+def _pairs(conn: sqlite3.Connection, q: Query, chosen: str, low: int, high: int, among: str
            ) -> dict[int, int]:
     """For each fragment, how many of the query's adjacent word pairs it holds side by side and
     in order (the last word of a term, then the first of the next, as typed)."""
@@ -537,8 +548,8 @@ def _pairs(conn: sqlite3.Connection, q: Query, chosen: str, low: int, high: int
             continue
         pair = words(_quote(f"{a.tokens[-1]} {b.tokens[0]}"))
         for r in conn.execute(
-                "SELECT rowid AS fid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?",
-                (narrowed_any(q, f"{pair} AND ({chosen})"), low, high)):
+                f"SELECT rowid AS fid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ? AND {_AMONG}",
+                (narrowed_any(q, f"{pair} AND ({chosen})"), low, high, among)):
             out[r["fid"]] = out.get(r["fid"], 0) + 1
     return out
 
