@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from builder import SessionBuilder
 from pi_event_search.meaning import minilm
+from support import PiHome
 
 
 @pytest.fixture
@@ -106,3 +108,24 @@ def test_vectors_are_kept_in_a_file_every_process_shares(fresh: None, tmp_path: 
     alone = Vectors()
     out = alone.of(model(), texts, 128, tmp_path / "missing" / "index.sqlite3")
     assert out.shape == (2, 384) and alone.files == {tmp_path / "missing" / FILE: None}
+
+
+def test_reading_ahead_begins_again_on_a_rebuilt_index(fresh: None, pi_home: PiHome,
+                                                       tmp_path: Path) -> None:
+    """Reading ahead remembers eids, which are locations in one index: on an index rebuilt (its
+    eids begun again, fewer than were read) it reads the events again instead of waiting for
+    eids it had passed."""
+    from pi_event_search.query import meaning
+    from pi_event_search.service.engine import Engine
+
+    sb = SessionBuilder(pi_home.sessions, str(tmp_path))
+    for n in range(12):
+        sb.user(f"message {n} about the deploy of service {n}")
+    engine = Engine.open(pi_home.index, [])
+    engine.refresh()
+    newest = engine.reader().execute("SELECT max(eid) AS n FROM events").fetchone()["n"]
+    ahead = meaning.Ahead(below=1, top=newest + 5_000, read=20_000)  # an index since rebuilt
+    while meaning.read_ahead(engine.reader(), ahead, 20_000, 5.0):
+        pass
+    assert ahead.top == newest + 1 and ahead.below == 1, ahead
+    assert ahead.read == newest, ahead

@@ -109,6 +109,11 @@ def read_ahead(conn: sqlite3.Connection, ahead: Ahead, limit: int, seconds: floa
     started = time.monotonic()
     while time.monotonic() - started < seconds:
         newest = conn.execute("SELECT max(eid) AS n FROM events").fetchone()["n"] or 0
+        if ahead.top is not None and newest < ahead.top - 1:
+            # Fewer events than were read: the index was rebuilt (its eids begin again) or its
+            # newest sessions left it; begin again too (a text read before costs a lookup).
+            ahead.top = ahead.below = None
+            ahead.read = 0
         if ahead.top is None or ahead.below is None:
             ahead.top = ahead.below = newest + 1
         new = newest >= ahead.top
