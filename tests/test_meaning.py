@@ -129,3 +129,11 @@ def test_reading_ahead_begins_again_on_a_rebuilt_index(fresh: None, pi_home: PiH
         pass
     assert ahead.top == newest + 1 and ahead.below == 1, ahead
     assert ahead.read == newest, ahead
+
+
+def test_the_weights_are_the_file_s_pages_shared_by_every_process(fresh: None) -> None:
+    """Every editor window and Pi process searches with the model: its 90 MB are the file's own
+    pages, mapped, not a copy in each process."""
+    m = model()
+    maps = Path("/proc/self/maps").read_text()
+    assert str((m.where / "model.safetensors").resolve()) in maps

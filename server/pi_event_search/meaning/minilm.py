@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import mmap
 import os
 import struct
 import threading
@@ -61,7 +62,10 @@ class Model:
         import numpy as np
 
         self.where = where
-        raw = (where / "model.safetensors").read_bytes()
+        # Mapped, not read: the pages are the file's, shared by every process that searches (one
+        # per editor window and Pi process), not 90 MB of each one's own.
+        with (where / "model.safetensors").open("rb") as f:
+            raw = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         if hashlib.sha256(raw).hexdigest() != WEIGHTS_SHA256:
             raise ValueError(f"{where / 'model.safetensors'} is not all-MiniLM-L6-v2's weights "
                              "(SHA-256 differs)")
