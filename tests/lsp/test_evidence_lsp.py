@@ -189,6 +189,26 @@ async def test_a_prefix_being_typed_is_ordered_by_words(start, history):
     assert rank(typed, ids["blocked"]) > 8
 
 
+async def test_a_typed_query_that_paused_is_read_for_its_meaning(start, history):
+    """`settled` with prefixLast: the last word is still a prefix (`halfw` finds nothing as a
+    word) and the best hits are read again for their meaning, as a finished query's are; pages of
+    one never mix with the other's."""
+    proj, ids = history
+    client = await start([str(proj)])
+    typing = await search(client, "deploy got stuck halfw", prefixLast=True)
+    paused = await search(client, "deploy got stuck halfw", prefixLast=True, settled=True)
+    assert rank(typing, ids["froze"]) >= 7  # by words: the oldest of seven alike
+    assert rank(paused, ids["froze"]) == 1
+    assert set(entries(typing)) == set(entries(paused))  # the same events, ordered again
+    first = await search(client, "deploy got stuck halfw", prefixLast=True, settled=True, limit=2)
+    with pytest.raises(Exception, match="query or filters"):
+        await search(client, "deploy got stuck halfw", prefixLast=True, limit=2,
+                     cursor=first["nextCursor"])
+    # a finished query (a space after its last word) needs no `settled`
+    assert rank(await search(client, "deploy got stuck halfway ", prefixLast=True),
+                ids["froze"]) == 1
+
+
 async def test_the_writer_reads_its_events_ahead(start, history, pi_home):
     """After a while the writer has read its events for their meaning (status `readAhead`), kept
     beside the index; the order is the one a server that reads nothing ahead gives."""

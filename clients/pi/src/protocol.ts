@@ -93,6 +93,8 @@ export interface SearchParams {
 	limit?: number;
 	cursor?: string | null;
 	prefixLast?: boolean;
+	/** With prefixLast: typing paused; the best hits are read again for their meaning. */
+	settled?: boolean;
 	filters?: SearchFilters;
 	/** "any" (default): every term first, then partial hits; "all": only events holding every term. */
 	match?: "any" | "all";

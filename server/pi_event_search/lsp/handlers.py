@@ -105,7 +105,7 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
                 return (engine.search_groups(p.query, p.filters, scope, limit=p.limit,
                                              cursor=p.cursor, prefix_last=p.prefix_last,
                                              reveal_secrets=ls.settings.reveal_secrets,
-                                             exact=p.exact),
+                                             exact=p.exact, settled=p.settled),
                         engine.indexing())
 
             found, now = await ls.run_blocking(grouped)
@@ -114,7 +114,8 @@ def register(ls: PiEventServer) -> None:  # noqa: C901 - one small closure per f
 
         def run() -> tuple[Page, wire.Indexing | None]:  # one thread hop, not two
             return (engine.search(p.query, p.filters, scope, limit=p.limit, cursor=p.cursor,
-                                  prefix_last=p.prefix_last, exact=p.exact), engine.indexing())
+                                  prefix_last=p.prefix_last, exact=p.exact, settled=p.settled),
+                    engine.indexing())
 
         page, indexing = await ls.run_blocking(run)
         return {"hits": page.hits, "nextCursor": page.next_cursor,

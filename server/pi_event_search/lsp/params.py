@@ -76,6 +76,7 @@ class SearchParams:
     current: tuple[str, str | None] | None
     group_by: str | None = None  # "session": the results grouped by session
     exact: bool = False  # match: "all": only events holding every word (no relaxation)
+    settled: bool = False  # prefixLast typed and paused: the best hits read for their meaning
 
 
 GROUP_BY = ("session",)
@@ -92,7 +93,8 @@ def search_params(params: Any) -> SearchParams:
     if match not in MATCH:
         raise BadParams(f"match must be {' or '.join(map(repr, MATCH))} (or null)")
     return SearchParams(query, filters_of(d), _int(d, "limit", 20, 1, 200), _str(d, "cursor"),
-                        _bool(d, "prefixLast"), current_session(d), group_by, match == "all")
+                        _bool(d, "prefixLast"), current_session(d), group_by, match == "all",
+                        _bool(d, "settled"))
 
 
 def filters_of(d: dict[str, Any]) -> Filters:

@@ -54,12 +54,12 @@ class GroupPage:
 
 def grouped(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope, *,
             limit: int = 20, cursor: str | None = None, prefix_last: bool = False,
-            reveal: bool = False, exact: bool = False) -> GroupPage:
+            reveal: bool = False, exact: bool = False, settled: bool = False) -> GroupPage:
     """A page of `limit` sessions (1..200) of the results of a search."""
     limit = max(1, min(limit, MAX_LIMIT))
-    parsed = parse(query, prefix_last=prefix_last)
+    parsed = parse(query, prefix_last=prefix_last, settled=settled)
     key = cursors.key("groupBy", "session", query, asdict(filters), scope.roots,
-                      scope.current_session, scope.cutoff, prefix_last, exact)
+                      scope.current_session, scope.cutoff, prefix_last, exact, parsed.settled)
     with snapshot(conn):
         gen = store.generation(conn)
         at = cursors.decode(cursor, key, gen, other="query or filters",

@@ -33,9 +33,11 @@ def reranked(conn: sqlite3.Connection, parsed: Parsed, events: list[Scored], w: 
              ) -> list[Scored]:
     """`events` with its first `meaning_top` fused with their order by meaning: for a query of
     two terms or more (one word's meaning is the word), not one still being typed (a
-    search-as-you-type prefix: each keystroke answers at the speed of words)."""
+    search-as-you-type prefix: each keystroke answers at the speed of words) unless its typing
+    paused (`settled`: an editor asks once more)."""
     top = events[: w.meaning_top]
-    if len(top) < 2 or len(parsed.terms) < 2 or parsed.prefix is not None:
+    typing = parsed.prefix is not None and not parsed.settled
+    if len(top) < 2 or len(parsed.terms) < 2 or typing:
         return events
     query = " ".join(t.raw for t in parsed.terms)
     model = minilm.model()

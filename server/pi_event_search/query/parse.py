@@ -47,6 +47,9 @@ class Parsed:
     # prefixes.expand replaces with the vocabulary's terms.
     tail: str | None = None
     terms: tuple[Term, ...] = ()  # each term of the query on its own, for partial matches
+    # Typed and paused (protocol `settled`): the last word still a prefix, and the best hits read
+    # again for their meaning as a finished query's are (query/meaning.py).
+    settled: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +102,7 @@ def _quote(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
-def parse(query: str, *, prefix_last: bool = False) -> Parsed:
+def parse(query: str, *, prefix_last: bool = False, settled: bool = False) -> Parsed:
     if len(query) > MAX_QUERY_CHARS:
         raise QueryTooLong(f"{len(query)} characters (at most {MAX_QUERY_CHARS})")
     terms = _terms(query)
@@ -120,7 +123,8 @@ def parse(query: str, *, prefix_last: bool = False) -> Parsed:
     words = tuple(dict.fromkeys(w.lower() for t in terms for w in t.text.split()))
     more = tuple(dict.fromkeys([*words, *(v for t in terms for v in t.variants)]))
     expanded = " AND ".join(inflected) if more != words else None
-    return Parsed(" ".join(exact), words, expanded, more, prefix, tail, _each(terms, exact))
+    return Parsed(" ".join(exact), words, expanded, more, prefix, tail, _each(terms, exact),
+                  settled and prefix is not None)
 
 
 def _each(terms: list[_Term], exact: list[str]) -> tuple[Term, ...]:

@@ -136,7 +136,8 @@ def understood(conn: sqlite3.Connection, query: str, parsed: Parsed, filters: Fi
         did = corrected(conn, query, parsed, Visible([where, *kinds], [*params, *values],
                                                      scope.fts_filter()))
     if did is not None and not exact:
-        parsed = parse(did["query"], prefix_last=parsed.prefix is not None)
+        parsed = parse(did["query"], prefix_last=parsed.prefix is not None,
+                       settled=parsed.settled)
     return parsed, did
 
 
@@ -156,12 +157,12 @@ def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
 
 def search(conn: sqlite3.Connection, query: str, filters: Filters, scope: Scope, *,
            limit: int = 20, cursor: str | None = None, prefix_last: bool = False,
-           exact: bool = False) -> Page:
+           exact: bool = False, settled: bool = False) -> Page:
     """A page of hits; `exact` (protocol `match: "all"`): only events holding every word."""
     limit = max(1, min(limit, MAX_LIMIT))
-    parsed = parse(query, prefix_last=prefix_last)
+    parsed = parse(query, prefix_last=prefix_last, settled=settled)
     key = cursors.key(query, asdict(filters), scope.roots, scope.current_session, scope.cutoff,
-                      prefix_last, exact)
+                      prefix_last, exact, parsed.settled)
     with snapshot(conn):
         gen = store.generation(conn)
         at = cursors.decode(cursor, key, gen, other="query or filters",

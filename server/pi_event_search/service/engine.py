@@ -480,23 +480,25 @@ class Engine:
         return replace(scope, found_in=tuple((d.path, d.depth) for d in self.dirs))
 
     def search(self, query: str, filters: Filters, scope: Scope, *, limit: int = 20,
-               cursor: str | None = None, prefix_last: bool = False, exact: bool = False
-               ) -> Page:
+               cursor: str | None = None, prefix_last: bool = False, exact: bool = False,
+               settled: bool = False) -> Page:
         query, filters, cursor = _cleaned(query, filters, cursor)
         here = self._here(scope)
         return self._reading(lambda c: search(c, query, self._registered(c, filters), here,
                                               limit=limit, cursor=cursor, prefix_last=prefix_last,
-                                              exact=exact))
+                                              exact=exact, settled=settled))
 
     def search_groups(self, query: str, filters: Filters, scope: Scope, *, limit: int = 20,
                       cursor: str | None = None, prefix_last: bool = False,
-                      reveal_secrets: bool = False, exact: bool = False) -> GroupPage:
+                      reveal_secrets: bool = False, exact: bool = False,
+                      settled: bool = False) -> GroupPage:
         """The search's results grouped by session (query/groups.py)."""
         query, filters, cursor = _cleaned(query, filters, cursor)
         here = self._here(scope)
         return self._reading(lambda c: grouped(c, query, self._registered(c, filters), here,
                                                limit=limit, cursor=cursor, prefix_last=prefix_last,
-                                               reveal=reveal_secrets, exact=exact))
+                                               reveal=reveal_secrets, exact=exact,
+                                               settled=settled))
 
     def sessions(self, filters: Filters, scope: Scope, *, limit: int = 50,
                  cursor: str | None = None, reveal_secrets: bool = False) -> SessionsResult:
