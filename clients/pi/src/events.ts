@@ -42,9 +42,10 @@ export function pickerSource(rt: Runtime, ctx: Pick<ExtensionContext, "cwd" | "s
 	// What reaches the terminal (and a quote, the prompt) is stripped of control bytes here too.
 	return {
 		root: roots.join(", "),
-		search: async (query, cursor, limit, signal) => cleaned(await ask<SearchResult>("piEvents/search", { ...searchRequest({ query, limit }, current), prefixLast: true, cursor }, signal)),
-		searchSessions: async (query, cursor, limit, signal) =>
-			cleaned(await ask<GroupedSearchResult>("piEvents/search", { ...searchRequest({ query, limit, groupBy: "session" }, current), prefixLast: true, cursor }, signal)),
+		search: async (query, cursor, limit, signal, settled) =>
+			cleaned(await ask<SearchResult>("piEvents/search", { ...searchRequest({ query, limit }, current), prefixLast: true, ...(settled ? { settled } : {}), cursor }, signal)),
+		searchSessions: async (query, cursor, limit, signal, settled) =>
+			cleaned(await ask<GroupedSearchResult>("piEvents/search", { ...searchRequest({ query, limit, groupBy: "session" }, current), prefixLast: true, ...(settled ? { settled } : {}), cursor }, signal)),
 		preview: async (hit) => stripControls((await read(hit, 0)).fragments.map((f) => f.text).join("\n")) || "(no text content)",
 		read: async (hit) => stripControls(formatRead(await read(hit, 3), VIEW_CHARS).text),
 		trace: async (hit) => stripControls(formatTrace(await ask<TraceResult>("piEvents/trace", traceRequest({ ref: hit.ref }, current)), VIEW_CHARS).text),

@@ -13,10 +13,13 @@ import type { GroupedSearchResult, Hit, SearchResult, SessionGroup } from "./pro
 export interface PickerSource {
 	/** The authorization root(s) the answers are for, named in the header. */
 	root?: string;
-	/** Aborted when a newer search replaces it (the server then stops its SQL). */
-	search(query: string, cursor: string | null, limit: number, signal?: AbortSignal): Promise<SearchResult>;
+	/**
+	 * Aborted when a newer search replaces it (the server then stops its SQL). `settled`: the
+	 * typing paused, the best hits are read again for their meaning (protocol `settled`).
+	 */
+	search(query: string, cursor: string | null, limit: number, signal?: AbortSignal, settled?: boolean): Promise<SearchResult>;
 	/** The same search grouped by session (`limit` counts sessions). */
-	searchSessions(query: string, cursor: string | null, limit: number, signal?: AbortSignal): Promise<GroupedSearchResult>;
+	searchSessions(query: string, cursor: string | null, limit: number, signal?: AbortSignal, settled?: boolean): Promise<GroupedSearchResult>;
 	/** The selected event's exact text (the preview). */
 	preview(hit: Hit): Promise<string>;
 	/** The read view (neighbours) and the trace view, as text. */
@@ -40,6 +43,12 @@ export const HELP = "enter insert ref · tab insert quote · ctrl+r read · ctrl
 /** In session mode the keys act on the session's strongest hit. */
 export const SESSION_HELP = "enter insert its top hit's ref · tab quote it · ctrl+r read · ctrl+t trace · ctrl+g by event · pgup/pgdn · esc close";
 const TYPING_DELAY_MS = 60;
+/**
+ * A query of two words or more whose typing paused this long is asked once more, settled: the
+ * server then reads its best hits for their meaning (a query typed from memory finds the event
+ * that says it in other words), which it skips while keys come.
+ */
+export const SETTLE_MS = 600;
 /** While the first index grows, the first page is asked again this often: hits arrive as they are indexed. */
 export const INDEXING_REFRESH_MS = 1000;
 const PREVIEW_LINES = 6;
@@ -71,6 +80,9 @@ export class EventPicker implements Component {
 	private inFlight: AbortController | undefined;
 	private timer: NodeJS.Timeout | undefined;
 	private refresh: NodeJS.Timeout | undefined;
+	private settle: NodeJS.Timeout | undefined;
+	/** The rows are the settled order (their cursors too): pages are asked settled. */
+	private settled = false;
 	/** The query whose hits are shown (the latency bench times keystroke -> this). */
 	answered: string | undefined;
 	/** The last search in flight (tests and the bench await it). */
@@ -83,6 +95,7 @@ export class EventPicker implements Component {
 		private readonly done: (result: PickerResult) => void,
 		initialQuery = "",
 		readonly pageSize = 8,
+		private readonly settleMs = SETTLE_MS,
 	) {
 		this.input.setValue(initialQuery);
 		this.input.handleInput("\x05"); // ctrl+e: the cursor after the words given to /events
@@ -134,6 +147,7 @@ export class EventPicker implements Component {
 	private finish(result: PickerResult): void {
 		clearTimeout(this.timer);
 		clearTimeout(this.refresh);
+		clearTimeout(this.settle);
 		this.generation++;
 		this.inFlight?.abort();
 		this.done(result);
@@ -167,6 +181,8 @@ export class EventPicker implements Component {
 	/** Typing restarts from page 0, once the keys pause. */
 	private typed(): void {
 		clearTimeout(this.timer);
+		clearTimeout(this.settle);
+		this.settled = false;
 		this.cursors = [null];
 		this.timer = setTimeout(() => {
 			this.searching = this.search(0);
@@ -176,6 +192,8 @@ export class EventPicker implements Component {
 	private async search(page: number, again = false): Promise<void> {
 		const generation = ++this.generation;
 		clearTimeout(this.refresh);
+		clearTimeout(this.settle);
+		const settled = this.settled;
 		this.asked = page;
 		if (!again) this.status = "searching…";
 		const query = this.query;
@@ -184,7 +202,7 @@ export class EventPicker implements Component {
 		const inFlight = (this.inFlight = new AbortController());
 		try {
 			const ask = mode === "session" ? this.source.searchSessions.bind(this.source) : this.source.search.bind(this.source);
-			const result = await ask(searchText(query), this.cursors[page] ?? null, this.pageSize, inFlight.signal);
+			const result = await ask(searchText(query), this.cursors[page] ?? null, this.pageSize, inFlight.signal, settled);
 			if (generation !== this.generation) return;
 			this.answered = query;
 			this.groups = "sessions" in result ? result.sessions : [];
@@ -201,6 +219,15 @@ export class EventPicker implements Component {
 					if (generation === this.generation) this.searching = this.search(0, true);
 				}, INDEXING_REFRESH_MS);
 				this.refresh.unref();
+			} else if (!settled && page === 0 && settles(searchText(query))) {
+				// Unless a key comes or the selection moves first: the same query, settled.
+				this.settle = setTimeout(() => {
+					if (generation !== this.generation || this.selected !== 0 || this.query !== query) return;
+					this.settled = true;
+					this.cursors = [null];
+					this.searching = this.search(0, true);
+				}, this.settleMs);
+				this.settle.unref();
 			}
 			this.loadPreview();
 		} catch (err) {
@@ -312,6 +339,12 @@ export class EventPicker implements Component {
  */
 export function searchText(typed: string): string {
 	return /(^|\s)\S$/.test(typed) ? typed.slice(0, -1).trimEnd() : typed;
+}
+
+/** Whether a query asked as typed is worth asking again settled: two words or more, the last
+ * still open (after a space the server already reads it as finished). */
+export function settles(text: string): boolean {
+	return /\S$/.test(text) && text.trim().split(/\s+/).length >= 2;
 }
 
 /** «match» -> styled match, without the marks. */

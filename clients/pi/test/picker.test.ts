@@ -11,7 +11,7 @@ import { test } from "node:test";
 import { type Terminal, TUI } from "@mariozechner/pi-tui";
 // Pi's own theme (the one custom() hands an extension); the package index does not export it.
 import { initTheme, theme } from "../node_modules/@mariozechner/pi-coding-agent/dist/modes/interactive/theme/theme.js";
-import { EventPicker, HELP, INDEXING_REFRESH_MS, type PickerResult, type PickerSource, quoteOf, SESSION_HELP, searchText } from "../src/picker.ts";
+import { EventPicker, HELP, INDEXING_REFRESH_MS, type PickerResult, type PickerSource, quoteOf, SESSION_HELP, searchText, settles } from "../src/picker.ts";
 import type { Hit, SessionGroup } from "../src/protocol.ts";
 
 const KEY = { down: "\x1b[B", up: "\x1b[A", enter: "\r", tab: "\t", esc: "\x1b", pgdn: "\x1b[6~", pgup: "\x1b[5~", ctrlR: "\x12", ctrlT: "\x14", ctrlG: "\x07", backspace: "\x7f" };
@@ -195,6 +195,37 @@ test("a one-character last word waits for the next key; a replaced search is abo
 	assert.deepEqual(signals.map((s) => s.aborted), [true, false]);
 	picker.handleInput("\x1b");
 	assert.equal(signals[1]?.aborted, true, "closing aborts the search in flight");
+});
+
+test("a query of two words whose typing paused is asked once more, settled, unless the selection moved", async () => {
+	assert.ok(settles("build rec") && !settles("build") && !settles("build rec "));
+	const log: string[] = [];
+	const base = source();
+	// The server's settled order: the same hits, read again (here: reversed); its cursors its own.
+	const paused: PickerSource = {
+		...base,
+		search: async (query, cursor, limit, signal, settled) => {
+			log.push(`search ${JSON.stringify(query)} ${cursor ?? "-"}${settled ? " settled" : ""}`);
+			const answer = await base.search(query, cursor, limit, signal);
+			return settled ? { ...answer, hits: [...answer.hits].reverse() } : answer;
+		},
+	};
+	const picker = new EventPicker(paused, theme, () => undefined, () => undefined, "build", 3, 150);
+	await settle(picker);
+	await keys(picker, " ", "r", "e");
+	const typed = picker.hits.map((h) => h.ref);
+	await sleep(200);
+	await picker.searching;
+	assert.deepEqual(log, ['search "build" -', 'search "build re" -', 'search "build re" - settled']);
+	assert.deepEqual(picker.hits.map((h) => h.ref), [...typed].reverse(), "the settled order replaces the rows");
+	await keys(picker, KEY.pgdn);
+	assert.equal(log.at(-1), 'search "build re" 3 settled', "its pages are asked settled too");
+	// A key resets it; a moved selection keeps the rows as they are.
+	await keys(picker, "c");
+	await keys(picker, KEY.down);
+	await sleep(200);
+	assert.equal(log.at(-1), 'search "build rec" -');
+	assert.equal(picker.selected, 1);
 });
 
 test("Enter inserts the reference, Tab a quote, Escape nothing", async () => {
