@@ -413,14 +413,6 @@ class PiEventServer(LanguageServer):
         as they are indexed, back to the limit. A first search of two words or more then finds its
         best events' vectors known (docs/benchmarks.md: 730 ms -> 20 ms at 1.1 GB)."""
         limit = read_ahead_limit()
-        loop = asyncio.get_running_loop()
-
-        def lower() -> None:  # this thread only: on Linux a thread is a task of its own
-            if sys.platform.startswith("linux"):
-                with contextlib.suppress(OSError):
-                    os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
-
-        pool = ThreadPoolExecutor(1, thread_name_prefix="pies-read-ahead", initializer=lower)
 
         def step() -> bool:
             return meaning.read_ahead(engine.reader(), self.ahead, limit, 0.5)
@@ -429,13 +421,11 @@ class PiEventServer(LanguageServer):
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.stop_watch.wait(), READ_AHEAD_IDLE)
             while not self.stop_watch.is_set() and engine.writer:
-                more = await loop.run_in_executor(pool, step)
+                more = await in_background(step)
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self.stop_watch.wait(), 1.5 if more else 10.0)
         except Exception as exc:  # a cache: never worth the server
             self.log(f"pi-event-search: reading ahead stopped: {exc}", t.MessageType.Warning)
-        finally:
-            pool.shutdown(wait=False)
 
     def watch_error(self, message: str | None) -> None:
         self.engine_error = message
@@ -460,6 +450,35 @@ class PiEventServer(LanguageServer):
         except asyncio.CancelledError:
             cancel.set()
             raise
+
+
+def in_background(fn: Callable[[], T]) -> asyncio.Future[T]:
+    """`fn` in a daemon thread of its own at a lower priority: work that may be dropped half done
+    (a cache), so that an exit never waits for it (a pool's thread is joined at exit: an editor
+    restarting the server waited out a model load and a batch, over 3 s on a busy machine)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+
+    def settle(value: T | None, exc: BaseException | None) -> None:
+        if not done.done():
+            if exc is not None:
+                done.set_exception(exc)
+            else:
+                done.set_result(value)  # type: ignore[arg-type]
+
+    def run() -> None:
+        if sys.platform.startswith("linux"):  # this thread only: on Linux a task of its own
+            with contextlib.suppress(OSError):
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+        try:
+            value, exc = fn(), None
+        except BaseException as caught:  # noqa: BLE001 - handed to the awaiting task
+            value, exc = None, caught
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits
+            loop.call_soon_threadsafe(settle, value, exc)
+
+    threading.Thread(target=run, name="pies-read-ahead", daemon=True).start()
+    return done
 
 
 def read_ahead_limit() -> int:
