@@ -312,7 +312,9 @@ def test_cli_text_output_has_no_control_bytes(planted_home):
     home, proj, sb, _, _ = planted_home
     root = ["--root", str(proj)]
     search = _run(home, "search", "zephyrine", *root)
-    ref = json.loads(_run(home, "search", "building zephyrine", *root, "--json").stdout)["hits"][0]["ref"]
+    # the quoted phrase: only the bash run that printed it holds it (other events say zephyrine)
+    ref = json.loads(_run(home, "search", '"building zephyrine"', *root, "--json").stdout
+                     )["hits"][0]["ref"]
     read = _run(home, "read", ref, *root)
     for out in (search.stdout, read.stdout, _run(home, "trace", ref, *root).stdout):
         text = out.decode()
