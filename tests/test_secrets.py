@@ -301,7 +301,8 @@ def test_cli_reveals_only_when_asked(planted_home):
     home, proj, sb, items, _ = planted_home
     root = ["--root", str(proj)]
     openai = next(p for p in items if p.kind == "openai-key")
-    ref = json.loads(_run(home, "search", "redacted openai", *root, "--json").stdout)["hits"][0]["ref"]
+    ref = json.loads(_run(home, "search", '"redacted openai"', *root, "--json").stdout
+                     )["hits"][0]["ref"]
     masked = _run(home, "read", ref, *root).stdout.decode()
     shown = _run(home, "read", ref, *root, "--reveal-secrets").stdout.decode()
     assert openai.value not in masked and "[redacted: openai-key]" in masked
