@@ -6,10 +6,12 @@ shapes neither, and a `file` argument of a credential's shape answers alike for 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
 import re
+import sqlite3
 import subprocess
 import sys
 import time
@@ -416,7 +418,31 @@ async def test_two_servers_share_one_index(pi_home, tmp_path):
             while "1 hit" not in (seen := await ok(c, "event_search", {"query": "echidna"})):
                 assert loop.time() < end, seen
                 await asyncio.sleep(0.2)
-    assert len(list(pi_home.index.parent.glob("*.sqlite3"))) == 1
+    assert [p.name for p in pi_home.index.parent.glob("*.sqlite3")
+            if p.name != "meaning-v1.sqlite3"] == [pi_home.index.name]
+
+
+async def test_the_writer_reads_its_events_ahead(pi_home, tmp_path):
+    """The server that writes the index also reads its newest events ahead for their meaning
+    (after 10 s, gently), keeping their vectors beside the index for every process: an agent's
+    first search of two words then costs what the words' order does."""
+    mine = _project(tmp_path, "mine")
+    sb = SessionBuilder(pi_home.sessions, str(mine))
+    for n in range(12):
+        sb.user(f"note {n} about the platypus enclosure and its keeper")
+    stored = pi_home.index.with_name("meaning-v1.sqlite3")
+    async with connect(pi_home, mine) as (c, _):
+        assert "platypus" in await ok(c, "event_search", {"query": "platypus"})  # one word: read by words
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 120
+        count = 0
+        while count < 12:
+            assert loop.time() < end, count
+            await asyncio.sleep(0.5)
+            if stored.exists():
+                with (contextlib.closing(sqlite3.connect(stored)) as db,
+                      contextlib.suppress(sqlite3.OperationalError)):  # being created
+                    count = db.execute("SELECT count(*) FROM vectors").fetchone()[0]
 
 
 async def test_an_unusable_index_is_a_clear_tool_error(pi_home, tmp_path):

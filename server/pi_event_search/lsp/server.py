@@ -11,7 +11,6 @@ import contextlib
 import functools
 import logging
 import os
-import sys
 import threading
 import uuid
 from collections.abc import Callable
@@ -38,6 +37,7 @@ from pi_event_search.lsp.warmpool import WarmPool
 from pi_event_search.meaning import minilm
 from pi_event_search.query import meaning
 from pi_event_search.query.status import directories
+from pi_event_search.service import ahead
 from pi_event_search.service.engine import OPENING, Engine, IndexOpening
 from pi_event_search.service.lease import POLL as LEASE_POLL
 from pi_event_search.service.watch import watch_async
@@ -50,10 +50,6 @@ OPEN_REQUEST_WAIT = 5.0  # seconds a request waits for the index to open before 
 OPEN_BACKOFF_MAX = 2.0  # seconds between tries to open the index, at most
 FOLLOWING = "following the writer: "
 WRITE_THREADS = 2  # a pass and one request waiting for it; more requests queue
-# Events read ahead for their meaning (PI_EVENT_SEARCH_READ_AHEAD: how many, 0: none), once the
-# server has run this many seconds.
-READ_AHEAD = 20_000
-READ_AHEAD_IDLE = 10.0
 READ_THREADS = 4  # requests answered at once; each thread holds a connection (warmpool.py)
 WRITE_QUEUE_WAIT = 2.0  # seconds a bounded write may also wait for a thread of the pool
 log = logging.getLogger(__name__)
@@ -399,7 +395,7 @@ class PiEventServer(LanguageServer):
         except Exception as exc:  # never let indexing take the server down
             self.engine_error = f"indexing failed: {exc}"
             self.log(f"pi-event-search: {self.engine_error}", t.MessageType.Error)
-        if read_ahead_limit() and (self.ahead_task is None or self.ahead_task.done()):
+        if ahead.limit() and (self.ahead_task is None or self.ahead_task.done()):
             self.ahead_task = asyncio.ensure_future(self.read_ahead(engine))
         if self.settings.watch:
             self.watch_task = asyncio.ensure_future(
@@ -407,25 +403,10 @@ class PiEventServer(LanguageServer):
             await self.watch_task
 
     async def read_ahead(self, engine: Engine) -> None:
-        """Read the newest events for their meaning while this process writes the index: after
-        READ_AHEAD_IDLE seconds (a server started for one question never does), half a second of
-        work then 1.5 s of rest (a quarter of one core at most, at a lower priority), new events
-        as they are indexed, back to the limit. A first search of two words or more then finds its
-        best events' vectors known (docs/benchmarks.md: 730 ms -> 20 ms at 1.1 GB)."""
-        limit = read_ahead_limit()
-
-        def step() -> bool:
-            return meaning.read_ahead(engine.reader(), self.ahead, limit, 0.5)
-
-        try:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self.stop_watch.wait(), READ_AHEAD_IDLE)
-            while not self.stop_watch.is_set() and engine.writer:
-                more = await in_background(step)
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self.stop_watch.wait(), 1.5 if more else 10.0)
-        except Exception as exc:  # a cache: never worth the server
-            self.log(f"pi-event-search: reading ahead stopped: {exc}", t.MessageType.Warning)
+        """While this process writes the index: its newest events read for their meaning
+        (service/ahead.py)."""
+        await ahead.read_ahead(engine, self.ahead, self.stop_watch,
+                               lambda message: self.log(message, t.MessageType.Warning))
 
     def watch_error(self, message: str | None) -> None:
         self.engine_error = message
@@ -452,37 +433,3 @@ class PiEventServer(LanguageServer):
             raise
 
 
-def in_background(fn: Callable[[], T]) -> asyncio.Future[T]:
-    """`fn` in a daemon thread of its own at a lower priority: work that may be dropped half done
-    (a cache), so that an exit never waits for it (a pool's thread is joined at exit: an editor
-    restarting the server waited out a model load and a batch, over 3 s on a busy machine)."""
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[T] = loop.create_future()
-
-    def settle(value: T | None, exc: BaseException | None) -> None:
-        if not done.done():
-            if exc is not None:
-                done.set_exception(exc)
-            else:
-                done.set_result(value)  # type: ignore[arg-type]
-
-    def run() -> None:
-        if sys.platform.startswith("linux"):  # this thread only: on Linux a task of its own
-            with contextlib.suppress(OSError):
-                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
-        try:
-            value, exc = fn(), None
-        except BaseException as caught:  # noqa: BLE001 - handed to the awaiting task
-            value, exc = None, caught
-        with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits
-            loop.call_soon_threadsafe(settle, value, exc)
-
-    threading.Thread(target=run, name="pies-read-ahead", daemon=True).start()
-    return done
-
-
-def read_ahead_limit() -> int:
-    try:
-        return max(0, int(os.environ.get("PI_EVENT_SEARCH_READ_AHEAD", READ_AHEAD)))
-    except ValueError:
-        return READ_AHEAD

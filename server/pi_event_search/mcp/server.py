@@ -36,8 +36,10 @@ from pi_event_search.core.errors import EngineError, InvalidRef, NotFound
 from pi_event_search.core.locations import extractors_file
 from pi_event_search.lsp.params import BadParams
 from pi_event_search.mcp import caller, modeltext, tools
+from pi_event_search.query import meaning
 from pi_event_search.query.parse import QueryTooLong
 from pi_event_search.query.search import StaleCursor
+from pi_event_search.service import ahead
 from pi_event_search.service.engine import REINDEX_WAIT, Engine, IndexOpening
 from pi_event_search.service.watch import watch_async
 from pi_event_search.source.extractors import load_file
@@ -87,6 +89,8 @@ class McpApp:
         self.started_ns = time.time_ns()
         self.reads = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-read")
         self.background: asyncio.Task[None] | None = None
+        # The writer reads its newest events ahead for their meaning (service/ahead.py).
+        self.ahead = meaning.Ahead()
 
     # -- the engine --------------------------------------------------------------------------
     async def run_background(self) -> None:
@@ -120,7 +124,13 @@ class McpApp:
                     await asyncio.to_thread(engine.refresh)
                     self.settled.set()
                     first = False
-                    await watch_async(engine, lambda _r: None, self.stop, self._watch_error)
+                    reading = (asyncio.ensure_future(ahead.read_ahead(
+                        engine, self.ahead, self.stop, log.warning)) if ahead.limit() else None)
+                    try:
+                        await watch_async(engine, lambda _r: None, self.stop, self._watch_error)
+                    finally:
+                        if reading is not None:
+                            reading.cancel()
                     continue  # the lease was taken over: follow, try again
                 if first:
                     await asyncio.to_thread(engine.wait_indexed, None, FIRST_PASS_WAIT)
