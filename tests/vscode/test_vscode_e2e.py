@@ -170,6 +170,9 @@ def running_code_server(tmp_path: Path, tag: str = "", env_overrides: dict[str, 
         "piEvents.serverCommand": [sys.executable, "-m", "pi_event_search", "serve"],
         "piEvents.indexPath": str(tmp_path / "index.sqlite3"),
         "piEvents.search.pageSize": 3,  # so that paging is exercised
+        # The drives capture the rows as typed; a settled answer (its own test below) would
+        # reorder them under the capture.
+        "piEvents.search.settleMs": 0,
         "piEvents.trace.server": "verbose",  # the LSP traffic, in the Pi Events log
         # These drives read the Markdown document; the rendered page has its own test
         # (test_vscode_read_view_e2e.py).
@@ -396,6 +399,31 @@ def check_full_run(fx: Fixture, out: dict[str, Any]) -> None:
     for name in ("search", "read", "trace", "jsonl", "hover", "paging", "kind-filter", "errors",
                  "readme"):
         assert (ARTIFACTS / f"{name}.png").exists(), name
+
+
+def test_a_query_left_as_typed_is_read_for_its_meaning(tmp_path: Path) -> None:
+    """Typing paused on two words, the last one still a prefix: the picker asks once more
+    `settled`, and shows that order: the server's own for the settled query."""
+    query = "websocket reconn"
+    with running_code_server(tmp_path, tag="-settle", **{"piEvents.search.settleMs": 400}) as (
+            fx, url, tmp):
+        out = run_driver(EXT / "test" / "e2e" / "drive-settle.mjs", tmp, "settle",
+                         {"url": url, "query": query})
+    from pi_event_search.core.authz import Scope
+    from pi_event_search.query.search import Filters
+    from pi_event_search.service.engine import Engine
+
+    engine = Engine.open(tmp / "index.sqlite3", [str(fx.agent / "sessions")])
+    scope = Scope.of([str(fx.ws)])
+
+    def refs(settled: bool) -> list[str]:
+        page = engine.search(query, Filters(), scope, limit=3, prefix_last=True, settled=settled)
+        return [h["ref"] for h in page.hits]
+
+    assert out["typed"]["refs"] == refs(False), out["typed"]
+    assert out["settled"]["refs"] == refs(True), out["settled"]
+    assert out["rows"] == out["settled"]["rows"]
+    assert set(out["settled"]["refs"]) <= fx.visible_refs()
 
 
 def test_server_not_installed_message(tmp_path: Path) -> None:

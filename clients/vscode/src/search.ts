@@ -33,6 +33,12 @@ export interface SessionsSink {
 }
 
 const DEBOUNCE_MS = 150;
+
+/** A query worth asking again settled: two words or more, the last still open (after a space the
+ * server already reads it as finished). */
+export function settles(text: string): boolean {
+  return /\S$/.test(text) && text.trim().split(/\s+/).length >= 2;
+}
 const COMMON_TOOLS = ['bash', 'read', 'edit', 'write', 'grep', 'find', 'ls'];
 
 const openSourceButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('go-to-file'), tooltip: 'Open the JSONL line (Ctrl+O)' };
@@ -52,6 +58,9 @@ export class Search implements vscode.Disposable {
   private seq = 0;
   private cancel: vscode.CancellationTokenSource | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private settleTimer: NodeJS.Timeout | undefined;
+  /** The rows are the settled order (their cursors too): pages are asked settled. */
+  private settled = false;
   private loadingMore = false;
   private seenTools = new Set<string>(COMMON_TOOLS);
 
@@ -63,6 +72,10 @@ export class Search implements vscode.Disposable {
 
   private get style(): HighlightStyle {
     return highlightStyle(vscode.workspace.getConfiguration('piEvents').get<unknown>('search.highlight'));
+  }
+
+  private get settleMs(): number {
+    return vscode.workspace.getConfiguration('piEvents').get<number>('search.settleMs', 600);
   }
 
   private get pageSize(): number {
@@ -91,6 +104,7 @@ export class Search implements vscode.Disposable {
     qp.onDidTriggerButton((b) => void this.onButton(b));
     qp.onDidTriggerItemButton((e) => void this.onItemButton(e.item, e.button));
     qp.onDidHide(() => {
+      if (this.settleTimer) clearTimeout(this.settleTimer);
       if (this.picker === qp) {
         this.picker = undefined;
         void vscode.commands.executeCommand('setContext', 'piEvents.searchVisible', false);
@@ -125,6 +139,7 @@ export class Search implements vscode.Disposable {
 
   private schedule(delay = DEBOUNCE_MS): void {
     if (this.timer) clearTimeout(this.timer);
+    if (this.settleTimer) clearTimeout(this.settleTimer);
     this.timer = setTimeout(() => void this.run(), delay);
   }
 
@@ -138,7 +153,7 @@ export class Search implements vscode.Disposable {
   }
 
   private params(cursor: string | null): SearchParams | GroupedSearchParams {
-    const params: SearchParams = { query: this.value, limit: this.pageSize, prefixLast: true };
+    const params: SearchParams = { query: this.value, limit: this.pageSize, prefixLast: true, ...(this.settled ? { settled: true } : {}) };
     const filters = toWireFilters(this.filters);
     if (filters) params.filters = filters;
     if (cursor) params.cursor = cursor;
@@ -176,13 +191,16 @@ export class Search implements vscode.Disposable {
     return this.mode === 'sessions' ? this.groups.length : this.hits.length;
   }
 
-  private async run(): Promise<void> {
+  /** Page one of the query; `settle`: the same query again, its typing paused (see settleLater). */
+  private async run(settle = false): Promise<void> {
     const qp = this.picker;
     if (!qp) return;
+    if (this.settleTimer) clearTimeout(this.settleTimer);
     this.cancel?.cancel();
     const cts = new vscode.CancellationTokenSource();
     this.cancel = cts;
     const seq = ++this.seq;
+    this.settled = settle;
     const params = this.params(null);
     qp.busy = true;
     try {
@@ -190,6 +208,7 @@ export class Search implements vscode.Disposable {
       if (seq !== this.seq) return;
       this.take(result, false);
       this.error = undefined;
+      if (!settle) this.settleLater(seq);
     } catch (err) {
       if (seq !== this.seq || cts.token.isCancellationRequested) return;
       this.hits = [];
@@ -204,6 +223,21 @@ export class Search implements vscode.Disposable {
   }
 
   private error: string | undefined;
+
+  /** Once typing has paused `settleMs`, the query of two words or more once more, settled: the
+   * server reads its best hits for their meaning. Not when a key came, the selection moved down
+   * the list, or a page was added meanwhile. */
+  private settleLater(seq: number): void {
+    const ms = this.settleMs;
+    if (ms <= 0 || !settles(this.value)) return;
+    this.settleTimer = setTimeout(() => {
+      const qp = this.picker;
+      if (!qp || seq !== this.seq || this.loadingMore || this.shown > this.pageSize) return;
+      const active = qp.activeItems[0];
+      if (active && active !== qp.items[0]) return;
+      void this.run(true);
+    }, ms);
+  }
 
   private async loadMore(): Promise<void> {
     const qp = this.picker;
@@ -261,6 +295,7 @@ export class Search implements vscode.Disposable {
       announceStep('search', {
         mode: this.mode,
         query: this.value,
+        settled: this.settled,
         filters: toWireFilters(this.filters) ?? null,
         refs: bySession ? this.groups.map((g) => g.top.ref) : this.hits.map((h) => h.ref),
         sessions: bySession ? this.groups.map((g) => g.sessionId) : null,
