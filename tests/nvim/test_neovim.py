@@ -369,6 +369,13 @@ def test_search_finder_results_order_and_highlights(world: World, server_cmd: li
     assert stale["delivered"] == [f"zebrafish {r}" for r in out["zebrafish"]]
     assert out["preview"][0] == f"# {ref['a3']}"
     assert any("zebrafish zebrafish zebrafish" in line for line in out["preview"])
+    settle = out["settle"]
+    # named once, after its answer; a one-word query never; then asked settled, once: the
+    # server's settled order
+    assert settle["rested"] == ["zebrafish backo"], settle
+    assert settle["requests"] == 1 and settle["settles"] is True, settle
+    assert settle["settled"] == settle["raw_settled"] and set(settle["settled"]) == set(
+        settle["typed"]), settle
 
 
 @needs_nvim

@@ -105,6 +105,55 @@ H.run(function()
     cancelled = slow.cancelled,
   })
 
+  -- A query of two words left as typed: after `settle` ms `on_settle` names it; run again with
+  -- `settle_next` set, the finder asks it settled (read for its meaning), at once.
+  local rested = {}
+  local settling
+  settling = search.new_finder({
+    client = c,
+    debounce = 0,
+    limit = 20,
+    settle = 100,
+    on_settle = function(prompt)
+      table.insert(rested, prompt)
+    end,
+  })
+  local typed = refs(find(settling, "zebrafish backo"))
+  H.wait(function()
+    return #rested > 0
+  end, 3000)
+  local one_word = search.new_finder({
+    client = c,
+    debounce = 0,
+    limit = 20,
+    settle = 100,
+    on_settle = function(p)
+      table.insert(rested, "one word: " .. p)
+    end,
+  })
+  find(one_word, "zebrafish")
+  vim.wait(300)
+  settling.settle_next = "zebrafish backo"
+  local sent = settling.requests
+  local settled = refs(find(settling, "zebrafish backo"))
+  local raw_settled = client.request_sync(
+    "piEvents/search",
+    { query = "zebrafish backo", limit = 20, prefixLast = true, settled = true },
+    10000,
+    c
+  )
+  vim.wait(300) -- no second settle after a settled answer
+  H.put("settle", {
+    typed = typed,
+    rested = rested,
+    settled = settled,
+    raw_settled = vim.tbl_map(function(h)
+      return h.ref
+    end, raw_settled and raw_settled.hits or {}),
+    requests = settling.requests - sent,
+    settles = search.settles("a b") and not search.settles("a b ") and not search.settles("ab"),
+  })
+
   -- The previewer's plain function: fills a buffer with the read view of an entry.
   local buf = vim.api.nvim_create_buf(false, true)
   local filled = false

@@ -30,6 +30,8 @@
 ---@field picker "auto"|"telescope"|"select"  what `:PiEvents search` opens
 ---@field limit integer                 hits per search (1..200)
 ---@field debounce integer              milliseconds between the last keystroke and the request
+---@field settle integer                milliseconds a query of two words may rest before the picker
+---                                     asks it again `settled` (read for its meaning); 0: never
 ---@field keymaps pi_events.Keymaps
 ---@field install pi_events.InstallOptions
 
@@ -50,6 +52,7 @@ M.defaults = {
   picker = "auto",
   limit = 50,
   debounce = 120,
+  settle = 600,
   keymaps = {
     definition = "gd",
     picker = { read = "<C-o>", trace = "<C-t>", yank = "<C-y>" },
@@ -144,6 +147,7 @@ local rules = {
   picker = { one_of({ "auto", "telescope", "select" }), '"auto", "telescope" or "select"' },
   limit = { int_in(1, 200), "an integer in 1..200" },
   debounce = { int_in(0, 10000), "an integer number of milliseconds (0..10000)" },
+  settle = { int_in(0, 10000), "an integer number of milliseconds (0..10000)" },
   ["keymaps.definition"] = { key_or_false, "a key sequence or false" },
   ["keymaps.picker.read"] = { key_or_false, "a key sequence or false" },
   ["keymaps.picker.trace"] = { key_or_false, "a key sequence or false" },

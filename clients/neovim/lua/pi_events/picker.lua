@@ -135,9 +135,26 @@ function M.open(opts)
   if not c then
     return nil
   end
-  local base =
-    search.new_finder({ client = c, limit = opts.limit, debounce = opts.debounce, filters = opts.filters })
-  return M.show(opts, "Pi events", M.indexed(base), c, "open")
+  local shown ---@type table|nil
+  local base
+  base = search.new_finder({
+    client = c,
+    limit = opts.limit,
+    debounce = opts.debounce,
+    filters = opts.filters,
+    -- The query rested: once more, settled (read for its meaning), unless the selection moved
+    -- off the first hit.
+    on_settle = function(prompt)
+      local selected = shown and shown:get_selection()
+      if not shown or (selected and selected.index ~= 1) or shown:_get_prompt() ~= prompt then
+        return
+      end
+      base.settle_next = prompt
+      shown:refresh(nil, { reset_prompt = false }) -- the same finder: closing it would forget settle_next
+    end,
+  })
+  shown = M.show(opts, "Pi events", M.indexed(base), c, "open")
+  return shown
 end
 
 return M

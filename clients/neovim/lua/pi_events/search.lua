@@ -142,13 +142,22 @@ end
 ---@field request (fun(prompt: string, opts: pi_events.FinderOpts): string, table)|nil  method and
 ---                                  params for a prompt (default `piEvents/search`, M.params)
 ---@field items (fun(result: table): table[])|nil  what an answer delivers (default its hits)
+---@field settle integer|nil         milliseconds a query of two words may rest after its answer
+---                                  before `on_settle` (default config.settle; 0: never)
+---@field on_settle fun(prompt: string)|nil  the query rested: ask it again settled (the picker
+---                                  sets `finder.settle_next` to it and runs the finder again)
 
---- Search request parameters for a prompt (search-as-you-type: the last term is a prefix).
+--- Search request parameters for a prompt (search-as-you-type: the last term is a prefix;
+--- `settled`: its typing paused, the server reads the best hits for their meaning).
 ---@param prompt string
 ---@param opts pi_events.FinderOpts
+---@param settled boolean|nil
 ---@return table
-function M.params(prompt, opts)
+function M.params(prompt, opts, settled)
   local params = { query = prompt or "", limit = opts.limit, prefixLast = true }
+  if settled then
+    params.settled = true
+  end
   if opts.filters then
     params.filters = opts.filters
   end
@@ -160,6 +169,15 @@ local function default_on_error(err)
   if err.code ~= -32800 then
     vim.notify("pi_events: " .. tostring(err.message), vim.log.levels.WARN)
   end
+end
+
+--- Whether a prompt answered as typed is worth asking again settled: two words or more, the
+--- last still open (after a space the server already reads it as finished).
+---@param prompt string
+---@return boolean
+function M.settles(prompt)
+  local _, words = (prompt or ""):gsub("%S+", "")
+  return prompt:match("%S$") ~= nil and words >= 2
 end
 
 --- A finder: call it with `(prompt, on_entry, on_done)`. Each call stops the pending debounce
@@ -174,9 +192,12 @@ function M.new_finder(opts)
   opts.limit = opts.limit or cfg.limit
   local entry_maker = opts.entry_maker or M.make_entry
   local on_error = opts.on_error or default_on_error
-  local request = opts.request or function(prompt)
-    return "piEvents/search", M.params(prompt, opts)
-  end
+  local request = opts.request
+    or function(prompt, _, settled)
+      return "piEvents/search", M.params(prompt, opts, settled)
+    end
+  local settle = opts.settle or cfg.settle or 0
+  local settle_timer ---@type uv.uv_timer_t|nil
   local items = opts.items or function(result)
     return result.hits or {}
   end
@@ -185,9 +206,15 @@ function M.new_finder(opts)
     return false
   end
   local generation = 0
+  ---@type table  `settle_next`: the prompt to ask settled when the finder runs next
   local finder = { requests = 0, cancelled = 0 }
 
   local function stop()
+    if settle_timer then
+      settle_timer:stop()
+      settle_timer:close()
+      settle_timer = nil
+    end
     if timer then
       timer:stop()
       timer:close()
@@ -201,9 +228,26 @@ function M.new_finder(opts)
     end
   end
 
-  local function send(prompt, on_entry, on_done, gen)
+  --- A query of two words or more, its last still open, rested `settle` ms after its answer.
+  local function settle_later(prompt, gen)
+    if settle <= 0 or not opts.on_settle or not M.settles(prompt) then
+      return
+    end
+    settle_timer = vim.uv.new_timer()
+    settle_timer:start(
+      settle,
+      0,
+      vim.schedule_wrap(function()
+        if gen == generation then
+          opts.on_settle(prompt)
+        end
+      end)
+    )
+  end
+
+  local function send(prompt, on_entry, on_done, gen, settled)
     finder.requests = finder.requests + 1
-    local method, params = request(prompt, opts)
+    local method, params = request(prompt, opts, settled)
     cancel = client_mod.request(method, params, function(err, result)
       if gen ~= generation then
         return
@@ -224,6 +268,9 @@ function M.new_finder(opts)
       if on_done then
         on_done()
       end
+      if not err and not settled then
+        settle_later(prompt, gen)
+      end
     end, opts.client)
   end
 
@@ -232,6 +279,12 @@ function M.new_finder(opts)
       generation = generation + 1
       local gen = generation
       stop()
+      local settled = finder.settle_next ~= nil and finder.settle_next == prompt
+      finder.settle_next = nil
+      if settled then
+        send(prompt, on_entry, on_done, gen, true)
+        return
+      end
       if delay <= 0 then
         send(prompt, on_entry, on_done, gen)
         return
@@ -251,6 +304,7 @@ function M.new_finder(opts)
   })
 
   function finder.close()
+    finder.settle_next = nil
     generation = generation + 1
     stop()
   end
