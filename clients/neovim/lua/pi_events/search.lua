@@ -228,21 +228,29 @@ function M.new_finder(opts)
     end
   end
 
+  --- A one-shot timer: `fn` on the main loop after `ms`, unless a newer prompt came meanwhile.
+  local function after(ms, gen, fn)
+    local t = vim.uv.new_timer()
+    t:start(
+      ms,
+      0,
+      vim.schedule_wrap(function()
+        if gen == generation then
+          fn()
+        end
+      end)
+    )
+    return t
+  end
+
   --- A query of two words or more, its last still open, rested `settle` ms after its answer.
   local function settle_later(prompt, gen)
     if settle <= 0 or not opts.on_settle or not M.settles(prompt) then
       return
     end
-    settle_timer = vim.uv.new_timer()
-    settle_timer:start(
-      settle,
-      0,
-      vim.schedule_wrap(function()
-        if gen == generation then
-          opts.on_settle(prompt)
-        end
-      end)
-    )
+    settle_timer = after(settle, gen, function()
+      opts.on_settle(prompt)
+    end)
   end
 
   local function send(prompt, on_entry, on_done, gen, settled)
@@ -289,17 +297,10 @@ function M.new_finder(opts)
         send(prompt, on_entry, on_done, gen)
         return
       end
-      timer = vim.uv.new_timer()
-      timer:start(
-        delay,
-        0,
-        vim.schedule_wrap(function()
-          if gen == generation then
-            stop()
-            send(prompt, on_entry, on_done, gen)
-          end
-        end)
-      )
+      timer = after(delay, gen, function()
+        stop()
+        send(prompt, on_entry, on_done, gen)
+      end)
     end,
   })
 
