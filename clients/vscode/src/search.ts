@@ -33,13 +33,13 @@ export interface SessionsSink {
 }
 
 const DEBOUNCE_MS = 150;
+const COMMON_TOOLS = ['bash', 'read', 'edit', 'write', 'grep', 'find', 'ls'];
 
 /** A query worth asking again settled: two words or more, the last still open (after a space the
  * server already reads it as finished). */
 export function settles(text: string): boolean {
   return /\S$/.test(text) && text.trim().split(/\s+/).length >= 2;
 }
-const COMMON_TOOLS = ['bash', 'read', 'edit', 'write', 'grep', 'find', 'ls'];
 
 const openSourceButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('go-to-file'), tooltip: 'Open the JSONL line (Ctrl+O)' };
 const copyButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('copy'), tooltip: 'Copy reference' };
