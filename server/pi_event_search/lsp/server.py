@@ -396,17 +396,14 @@ class PiEventServer(LanguageServer):
             self.engine_error = f"indexing failed: {exc}"
             self.log(f"pi-event-search: {self.engine_error}", t.MessageType.Error)
         if ahead.limit() and (self.ahead_task is None or self.ahead_task.done()):
-            self.ahead_task = asyncio.ensure_future(self.read_ahead(engine))
+            # its newest events read for their meaning while it writes (service/ahead.py)
+            self.ahead_task = asyncio.ensure_future(ahead.read_ahead(
+                engine, self.ahead, self.stop_watch,
+                lambda message: self.log(message, t.MessageType.Warning)))
         if self.settings.watch:
             self.watch_task = asyncio.ensure_future(
                 watch_async(engine, self.notify_changed, self.stop_watch, self.watch_error))
             await self.watch_task
-
-    async def read_ahead(self, engine: Engine) -> None:
-        """While this process writes the index: its newest events read for their meaning
-        (service/ahead.py)."""
-        await ahead.read_ahead(engine, self.ahead, self.stop_watch,
-                               lambda message: self.log(message, t.MessageType.Warning))
 
     def watch_error(self, message: str | None) -> None:
         self.engine_error = message
@@ -431,5 +428,3 @@ class PiEventServer(LanguageServer):
         except asyncio.CancelledError:
             cancel.set()
             raise
-
-

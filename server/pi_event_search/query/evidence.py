@@ -16,11 +16,11 @@ breaks ties.
 
 Common words decide nothing alone (as Lucene's CommonTermsQuery): an alternative held by more than
 a share of the index only adds to the score of candidates that rarer ones chose, and a common
-identifier part or synonym adds nothing. The candidates are
-the best fragments by FTS5's bm25 of the informative alternatives together (ORDER BY rank reads
-their matches only, bounded since none is common), the newest holding every term (a conjunction of
-common words, for a query of nothing else) and the newest holding every term but one. The weights
-live in evidence.json, each chosen on the relevance set's dev split (docs/benchmarks.md).
+identifier part or synonym adds nothing. The candidates are the best fragments by FTS5's bm25 of
+the informative alternatives together (ORDER BY rank reads their matches only, bounded since none
+is common), the newest holding every term (a conjunction of common words, for a query of nothing
+else) and the newest holding every term but one. The weights live in evidence.json, each chosen
+on the relevance set's dev split (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ class Scored:
     sid: int
     matched: tuple[str, ...]
     missing: tuple[str, ...]
-    score: float = 0.0  # the evidence's sum (what meaning's fusion weighs against closeness)
+    score: float  # the evidence's sum (what meaning's fusion weighs against closeness)
 
 
 def _quote(text: str) -> str:
