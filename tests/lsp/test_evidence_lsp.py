@@ -234,3 +234,29 @@ async def test_the_writer_reads_its_events_ahead(start, history, pi_home):
     assert [h["entryId"] for h in (await search(cold, MEMORY))["hits"]] == ahead
     status = await cold.protocol.send_request_async("piEvents/status", {})
     assert (status["server"]["role"], status["server"]["readAhead"]) == ("reader", 0)
+
+
+async def test_an_event_the_words_place_past_the_best_joins_them_by_meaning(
+        start, pi_home, tmp_path, monkeypatch):
+    """A query from memory shares one word with its event, which 40 events holding two of its
+    words ("deploy got") place far down: past the best 30, glanced at, it joins them as the one
+    meaning the query (query/meaning.py `joining`); without the events after the best, it stays
+    there."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    sb = SessionBuilder(pi_home.sessions, str(proj))
+    froze = sb.user("deploy froze in the middle and never returned")
+    for n in range(40):
+        sb.user(f"the deploy got through: service-{n} is live after {n + 3} minutes")
+    query = DEPLOY
+    client = await start([str(proj)])
+    joined = rank(await search(client, query), froze)
+    monkeypatch.setenv("PI_EVENT_SEARCH_MEANING", "off")
+    by_words = rank(await search(await start([str(proj)]), query), froze)
+    monkeypatch.setenv("PI_EVENT_SEARCH_MEANING", "on")
+    only_best = tmp_path / "only-best.json"
+    only_best.write_text('{"meaning_further": 0}')
+    monkeypatch.setenv("PI_EVENT_SEARCH_EVIDENCE", str(only_best))
+    unread = rank(await search(await start([str(proj)]), query), froze)
+    assert by_words > 30 and unread > 30, (by_words, unread)
+    assert joined <= 3, joined
