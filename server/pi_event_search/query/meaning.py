@@ -52,7 +52,7 @@ def reranked(conn: sqlite3.Connection, parsed: Parsed, events: list[Scored], w: 
     found = vectors.of(model, [texts.get(s.eid, "") for s in top], w.meaning_tokens, beside)
     asked = vectors.of(model, [query], w.meaning_tokens, None)[0]
     close = found @ asked
-    joined = joining(model, query, further, texts, close, w, beside)
+    joined = joining(model, query, asked, further, texts, close, w, beside)
     pool = top + [further[i] for i in joined]
     close = np.concatenate([close, np.array(list(joined.values()), dtype=close.dtype)])
     fused = (w.meaning_words * standard(np.array([s.score for s in pool]))
@@ -63,15 +63,17 @@ def reranked(conn: sqlite3.Connection, parsed: Parsed, events: list[Scored], w: 
             + events[w.meaning_top + w.meaning_further:])
 
 
-def joining(model: minilm.Model, query: str, further: list[Scored], texts: dict[int, str],
-            close: np.ndarray, w: Weights, beside: Path | None) -> dict[int, float]:
+def joining(model: minilm.Model, query: str, asked: np.ndarray, further: list[Scored],
+            texts: dict[int, str], close: np.ndarray, w: Weights, beside: Path | None
+            ) -> dict[int, float]:
     """Which of the events after the best (`further`, by position) join them, with their
-    closeness to the query (`close`: the best's), in their order. A query typed from memory shares
-    few words with its event, which the words then place past the best 30. Glanced at (the first
-    `meaning_glance` tokens: a fifth of a full read), the `meaning_join` closest are read in full,
-    and join when closer to the query than the best's mean closeness by `meaning_gate` of its
-    deviation (an event the words placed far down must mean the query clearly: the keyword
-    queries of an agent lost their first hit without that, on dev)."""
+    closeness to the query (`asked`: its full vector; `close`: the best's), in their order. A
+    query typed from memory shares few words with its event, which the words then place past the
+    best 30. Glanced at (the first `meaning_glance` tokens: a fifth of a full read), the
+    `meaning_join` closest are read in full, and join when closer to the query than the best's
+    mean closeness by `meaning_gate` of its deviation (an event the words placed far down must
+    mean the query clearly: the keyword queries of an agent lost their first hit without that,
+    on dev)."""
     if not further or not w.meaning_join:
         return {}
     glance = vectors.of(model, [texts.get(s.eid, "") for s in further], w.meaning_glance, beside)
@@ -79,7 +81,7 @@ def joining(model: minilm.Model, query: str, further: list[Scored], texts: dict[
     picked = sorted(sorted(range(len(further)), key=lambda i: (-float(near[i]), i))
                     [: w.meaning_join])
     full = vectors.of(model, [texts.get(further[i].eid, "") for i in picked], w.meaning_tokens,
-                      beside) @ vectors.of(model, [query], w.meaning_tokens, None)[0]
+                      beside) @ asked
     spread = float(close.std()) or 1.0
     bar = float(close.mean()) + w.meaning_gate * spread
     return {i: float(c) for i, c in zip(picked, full, strict=True) if float(c) >= bar}
