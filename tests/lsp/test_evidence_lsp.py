@@ -112,6 +112,33 @@ async def test_words_over_an_events_text_and_tool_call_and_match_all_per_event(s
     assert entries(await search(client, "kangaroo alembic zanzibar", match="all")) == []
 
 
+async def test_an_event_holding_two_common_words_of_four_is_a_candidate_by_score(
+        start, pi_home, tmp_path, monkeypatch):
+    """Typed from memory, the query's two rarer words are not in its event, and the two it holds
+    are common (each in more than 500 fragments: they choose no candidate alone). The event is
+    chosen as one of the best by bm25 holding two of the terms, not the newest: 40 later events
+    hold both words too, in long texts."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    sb = SessionBuilder(pi_home.sessions, str(proj))
+    gold = sb.user("the build failed: its json body could not be parsed")
+    for n in range(520):
+        sb.user(f"build step {n} done")
+        sb.user(f"json file {n} written")
+    for n in range(3):
+        sb.user(f"subagent {n} spawned for the docs")
+        sb.user(f"edit {n} rejected by the hook")
+    sb.assistant("noted")  # the later events answer no question that would lend them its words
+    later = [sb.assistant(f"build log {n}: " + " ".join(f"compiled module{n}x{k} into object{k * 7}"
+                                                          for k in range(60))
+                          + " json manifest updated") for n in range(40)]
+    monkeypatch.setenv("PI_EVENT_SEARCH_MEANING", "off")  # the words' candidates, as they are
+    client = await start([str(proj)])
+    order = entries(await search(client, "build subagent json rejected"))
+    assert gold in order, "not a candidate"
+    assert all(order.index(gold) < order.index(e) for e in later if e in order)
+
+
 async def test_pages_never_repeat(start, history):
     proj, ids = history
     client = await start([str(proj)])

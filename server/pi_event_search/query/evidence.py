@@ -18,9 +18,12 @@ Common words decide nothing alone (as Lucene's CommonTermsQuery): an alternative
 a share of the index only adds to the score of candidates that rarer ones chose, and a common
 identifier part or synonym adds nothing. The candidates are the best fragments by FTS5's bm25 of
 the informative alternatives together (ORDER BY rank reads their matches only, bounded since none
-is common), the newest holding every term (a conjunction of common words, for a query of nothing
-else) and the newest holding every term but one. The weights live in evidence.json, each chosen
-on the relevance set's dev split (docs/benchmarks.md).
+is common), and the best by bm25 of those holding every term (a conjunction of common words, for a
+query of nothing else), every term but one, and every two of the rarest terms: an event typed from
+memory may hold two common words of four, and at 250 MB the newest such are other sessions'. A
+conjunction whose rarest term is held by more than `scored_cap` fragments takes the newest instead
+(bm25 reads every match). The weights live in evidence.json, each chosen on the relevance set's
+dev split (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -64,10 +67,12 @@ class Weights:
     common_floor: int  # ...when it is also in more than this many fragments...
     common_cap: int  # ...and always past this many (what one ORDER BY rank may read)
     by_score: int  # candidates by bm25 of the informative alternatives
-    all_terms: int  # newest fragments holding every term
-    conjunction: int  # newest matches of a query of common words only
-    all_but_one: int  # newest fragments holding every term but one (of `leave_out` terms)
+    all_terms: int  # fragments holding every term
+    conjunction: int  # matches of a query of common words only
+    all_but_one: int  # fragments holding every term but one (of `leave_out` terms)...
     leave_out: int
+    pairs: int  # ...and holding two of those terms
+    scored_cap: int  # candidates by bm25 when it reads at most this many matches, else newest
     proximity: float
     coverage: float
     turn: float  # of a term its turn's other event holds, relative to holding it itself
@@ -316,29 +321,39 @@ def scored(conn: sqlite3.Connection, q: Query, exact: bool) -> list[Scored]:
         if found:
             chosen.append(expr)
             rows.update((r.fid, r) for r in found)
-    # The newest fragments holding every term (a word the index holds nowhere cannot be
-    # required): a term whose word as typed is common is chosen by nothing else.
-    held = [i for i in range(len(terms))
-            if any(df[k] for k, a in enumerate(alts) if a.term == i and a.exact)]
-    tried = [conjunction(alts, held)] if held else []
-    if not informative and len(held) > 1:  # common words only, not all together: the rarest
-        tried.append(conjunction(alts, [min(held, key=lambda i: _term_df(alts, df, i))]))
-    for expr in tried:
-        found = _newest(conn, q, needing(expr), w.all_terms if informative else w.conjunction)
+    def take(expr: str, among: list[int], limit: int) -> None:
+        # The best by bm25, which reads every match: at most as many as the rarest term of the
+        # conjunction holds; past `scored_cap` of those, the newest (FTS5 stops at the limit).
+        bound = min(_term_df(alts, df, i) for i in among)
+        found = (_best if bound <= w.scored_cap else _newest)(conn, q, needing(expr), limit)
         if found:
             chosen.append(needing(expr))
             rows.update((r.fid, r) for r in found)
+
+    # The fragments holding every term (a word the index holds nowhere cannot be required): a
+    # term whose word as typed is common is chosen by nothing else.
+    held = [i for i in range(len(terms))
+            if any(df[k] for k, a in enumerate(alts) if a.term == i and a.exact)]
+    tried = [held] if held else []
+    if not informative and len(held) > 1:  # common words only, not all together: the rarest
+        tried.append([min(held, key=lambda i: _term_df(alts, df, i))])
+    for among in tried:
+        before = len(chosen)
+        take(conjunction(alts, among), among, w.all_terms if informative else w.conjunction)
+        if len(chosen) > before:
             break
-    # Every term but one, for each of the rarest terms left out in turn: a query typed from
-    # memory holds a word its event lacks, and its other words may all be common ones.
+    # Every term but one, for each of the rarest terms left out in turn, and every two of them:
+    # a query typed from memory holds a word its event lacks, or two, and its other words may
+    # all be common ones.
     if len(held) >= 3:
         rarest = sorted(held, key=lambda i: _term_df(alts, df, i))[: w.leave_out]
         for i in rarest:
-            expr = needing(conjunction(alts, [j for j in held if j != i]))
-            found = _newest(conn, q, expr, w.all_but_one)
-            if found:
-                chosen.append(expr)
-                rows.update((r.fid, r) for r in found)
+            among = [j for j in held if j != i]
+            take(conjunction(alts, among), among, w.all_but_one)
+        if w.pairs:
+            for at, i in enumerate(rarest):
+                for j in rarest[at + 1:]:
+                    take(conjunction(alts, [i, j]), [i, j], w.pairs)
     if not rows:
         return []
     strength = [_strength(n, d) if 0 < d <= cutoff else 0.0 for d in df]
