@@ -139,6 +139,24 @@ async def test_an_event_holding_two_common_words_of_four_is_a_candidate_by_score
     assert all(order.index(gold) < order.index(e) for e in later if e in order)
 
 
+async def test_the_same_error_in_two_sessions_is_two_hits_at_the_top(start, pi_home, tmp_path):
+    """Copies of one text are few candidates, not one: the same error met in two sessions (two
+    events, each its own moment) are the first two hits, above events holding some of its words."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    both = []
+    for worker in range(2):
+        sb = SessionBuilder(pi_home.sessions, str(proj))
+        sb.assistant(tool_calls=[(f"t{worker}", "messenger", {"action": "task.claim"})])
+        both.append(sb.tool_result(f"t{worker}", "messenger", "Unknown task operation: claim",
+                                   is_error=True))
+        for n in range(15):
+            sb.user(f"claim task {n} from the queue, then report the operation")
+    client = await start([str(proj)])
+    order = entries(await search(client, "Unknown task operation: claim"))
+    assert set(order[:2]) == set(both)
+
+
 async def test_pages_never_repeat(start, history):
     proj, ids = history
     client = await start([str(proj)])

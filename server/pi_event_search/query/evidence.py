@@ -78,6 +78,7 @@ class Weights:
     turn: float  # of a term its turn's other event holds, relative to holding it itself
     turns: int  # the best events whose turn lends them words
     max_events: int  # the length of one search's order
+    copies: int  # of one text (kind, stored length and ending) among one kind of candidates
     kinds: dict[str, float]
     meaning_top: int  # the best events read again for their meaning (query/meaning.py)...
     meaning_words: float  # ...their standard evidence score weighing this much (closeness the
@@ -223,23 +224,26 @@ _ROW = """SELECT f.fid, f.eid, f.kind,
   FROM fts JOIN fragments f ON f.fid = fts.rowid JOIN events e ON e.eid = f.eid
   JOIN sessions s ON s.sid = e.sid"""
 _AMONG = "+rowid IN (SELECT value FROM json_each(?))"  # one of a JSON list of fids
-COPIES = 20  # at most this many rows read for each one wanted: copies of one text count once
+COPIES = 20  # at most this many rows read for each one wanted: copies of one text count little
 
 
 def _distinct(conn: sqlite3.Connection, sql: str, params: list[Any], limit: int) -> list[Row]:
-    """The first `limit` rows of distinct texts: a forked session's copies of its entries (Pi's
-    fork writes them again), or one session copied many times, hold the same text in the same
-    kind, stored alike (same length and ending: the stored bytes of identical texts are
-    identical), and would take every candidate's place with one event's words."""
-    seen: set[tuple[Any, ...]] = set()
+    """The first `limit` rows, each text at most `copies` times: a forked session's copies of its
+    entries (Pi's fork writes them again), or one session copied many times, hold the same text in
+    the same kind, stored alike (same length and ending: the stored bytes of identical texts are
+    identical), and would take every candidate's place with one event's words. More than one:
+    the same error met in two sessions is two moments, and bm25 ties them (each kind of
+    candidates would choose the same copy)."""
+    seen: dict[tuple[Any, ...], int] = {}
+    keep = weights().copies
     out: list[Row] = []
     for read, r in enumerate(map(Row._make, tuples(conn).execute(sql, params))):
         if read == limit * COPIES:
             break
         mark = (r.kind, r.stored, r.ending)
-        if mark in seen:
+        if seen.get(mark, 0) >= keep:
             continue
-        seen.add(mark)
+        seen[mark] = seen.get(mark, 0) + 1
         out.append(r)
         if len(out) == limit:
             break
