@@ -354,10 +354,12 @@ def scored(conn: sqlite3.Connection, q: Query, exact: bool) -> list[Scored]:
         for i in rarest:
             among = [j for j in held if j != i]
             take(conjunction(alts, among), among, w.all_but_one)
-        if w.pairs:
-            for at, i in enumerate(rarest):
-                for j in rarest[at + 1:]:
-                    take(conjunction(alts, [i, j]), [i, j], w.pairs)
+        # Two words side by side in the index's postings cost what reading both does: a word in
+        # more than `scored_cap` fragments (`the`) pairs with none.
+        paired = [i for i in rarest if _term_df(alts, df, i) <= w.scored_cap] if w.pairs else []
+        for at, i in enumerate(paired):
+            for j in paired[at + 1:]:
+                take(conjunction(alts, [i, j]), [i, j], w.pairs)
     if not rows:
         return []
     strength = [_strength(n, d) if 0 < d <= cutoff else 0.0 for d in df]
