@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from builder import SessionBuilder
+from builder import BASE_TIME, SessionBuilder
 from support import PiHome
 
 MEMORY = "git commit was refused"  # typed from memory: the event says "commit got rejected"
@@ -139,14 +140,17 @@ async def test_an_event_holding_two_common_words_of_four_is_a_candidate_by_score
     assert all(order.index(gold) < order.index(e) for e in later if e in order)
 
 
-async def test_the_same_error_in_two_sessions_is_two_hits_at_the_top(start, pi_home, tmp_path):
-    """Copies of one text are few candidates, not one: the same error met in two sessions (two
-    events, each its own moment) are the first two hits, above events holding some of its words."""
+async def test_the_same_error_in_two_sessions_newest_first_the_other_listed(start, pi_home,
+                                                                            tmp_path):
+    """Copies of one text are one candidate, the newest (recency breaks bm25's tie, in every
+    kind of candidates alike): the same error met in two sessions is first in its newer session,
+    above events holding some of its words; the older copy is listed too, with the events holding
+    every term after the order (one prompt given to many workers must not fill the first page)."""
     proj = tmp_path / "proj"
     proj.mkdir()
     both = []
     for worker in range(2):
-        sb = SessionBuilder(pi_home.sessions, str(proj))
+        sb = SessionBuilder(pi_home.sessions, str(proj), start=BASE_TIME + timedelta(days=worker))
         sb.assistant(tool_calls=[(f"t{worker}", "messenger", {"action": "task.claim"})])
         both.append(sb.tool_result(f"t{worker}", "messenger", "Unknown task operation: claim",
                                    is_error=True))
@@ -154,7 +158,8 @@ async def test_the_same_error_in_two_sessions_is_two_hits_at_the_top(start, pi_h
             sb.user(f"claim task {n} from the queue, then report the operation")
     client = await start([str(proj)])
     order = entries(await search(client, "Unknown task operation: claim"))
-    assert set(order[:2]) == set(both)
+    assert order[0] == both[1]
+    assert both[0] in order
 
 
 async def test_pages_never_repeat(start, history):

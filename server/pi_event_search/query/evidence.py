@@ -78,7 +78,6 @@ class Weights:
     turn: float  # of a term its turn's other event holds, relative to holding it itself
     turns: int  # the best events whose turn lends them words
     max_events: int  # the length of one search's order
-    copies: int  # of one text (kind, stored length and ending) among one kind of candidates
     kinds: dict[str, float]
     meaning_top: int  # the best events read again for their meaning (query/meaning.py)...
     meaning_words: float  # ...their standard evidence score weighing this much (closeness the
@@ -224,30 +223,38 @@ _ROW = """SELECT f.fid, f.eid, f.kind,
   FROM fts JOIN fragments f ON f.fid = fts.rowid JOIN events e ON e.eid = f.eid
   JOIN sessions s ON s.sid = e.sid"""
 _AMONG = "+rowid IN (SELECT value FROM json_each(?))"  # one of a JSON list of fids
-COPIES = 20  # at most this many rows read for each one wanted: copies of one text count little
+COPIES = 20  # at most this many rows read for each one wanted: copies of one text count once
 
 
 def _distinct(conn: sqlite3.Connection, sql: str, params: list[Any], limit: int) -> list[Row]:
-    """The first `limit` rows, each text at most `copies` times: a forked session's copies of its
-    entries (Pi's fork writes them again), or one session copied many times, hold the same text in
-    the same kind, stored alike (same length and ending: the stored bytes of identical texts are
-    identical), and would take every candidate's place with one event's words. More than one:
-    the same error met in two sessions is two moments, and bm25 ties them (each kind of
-    candidates would choose the same copy)."""
+    """The first `limit` rows of distinct texts, each the newest copy read: a forked session's
+    copies of its entries (Pi's fork writes them again), one session copied many times, or one
+    prompt given to many workers, hold the same text in the same kind, stored alike (same length
+    and ending: the stored bytes of identical texts are identical), and would take every
+    candidate's place with one event's words. bm25 ties the copies; recency breaks the tie, in
+    every kind of candidates alike (the others are listed after the order, holding every term)."""
     seen: dict[tuple[Any, ...], int] = {}
-    keep = weights().copies
     out: list[Row] = []
     for read, r in enumerate(map(Row._make, tuples(conn).execute(sql, params))):
         if read == limit * COPIES:
             break
         mark = (r.kind, r.stored, r.ending)
-        if seen.get(mark, 0) >= keep:
+        at = seen.get(mark)
+        if at is not None:
+            if _later(r, out[at]):
+                out[at] = r
             continue
-        seen[mark] = seen.get(mark, 0) + 1
+        seen[mark] = len(out)
         out.append(r)
         if len(out) == limit:
             break
     return out
+
+
+def _later(a: Row, b: Row) -> bool:
+    """Whether `a` was written after `b`: by its time, then by where the index put it."""
+    return (a.ts if a.ts is not None else _NO_TIME, a.fid) > (b.ts if b.ts is not None else _NO_TIME,
+                                                              b.fid)
 
 
 def _best(conn: sqlite3.Connection, q: Query, expr: str, limit: int) -> list[Row]:
