@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from builder import BASE_TIME, SessionBuilder
+from builder import SessionBuilder
 from support import PiHome
 
 MEMORY = "git commit was refused"  # typed from memory: the event says "commit got rejected"
@@ -138,28 +137,6 @@ async def test_an_event_holding_two_common_words_of_four_is_a_candidate_by_score
     order = entries(await search(client, "build subagent json rejected"))
     assert gold in order, "not a candidate"
     assert all(order.index(gold) < order.index(e) for e in later if e in order)
-
-
-async def test_the_same_error_in_two_sessions_newest_first_the_other_listed(start, pi_home,
-                                                                            tmp_path):
-    """Copies of one text are one candidate, the newest (recency breaks bm25's tie, in every
-    kind of candidates alike): the same error met in two sessions is first in its newer session,
-    above events holding some of its words; the older copy is listed too, with the events holding
-    every term after the order (one prompt given to many workers must not fill the first page)."""
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    both = []
-    for worker in range(2):
-        sb = SessionBuilder(pi_home.sessions, str(proj), start=BASE_TIME + timedelta(days=worker))
-        sb.assistant(tool_calls=[(f"t{worker}", "messenger", {"action": "task.claim"})])
-        both.append(sb.tool_result(f"t{worker}", "messenger", "Unknown task operation: claim",
-                                   is_error=True))
-        for n in range(15):
-            sb.user(f"claim task {n} from the queue, then report the operation")
-    client = await start([str(proj)])
-    order = entries(await search(client, "Unknown task operation: claim"))
-    assert order[0] == both[1]
-    assert both[0] in order
 
 
 async def test_pages_never_repeat(start, history):

@@ -18,12 +18,12 @@ Common words decide nothing alone (as Lucene's CommonTermsQuery): an alternative
 a share of the index only adds to the score of candidates that rarer ones chose, and a common
 identifier part or synonym adds nothing. The candidates are the best fragments by FTS5's bm25 of
 the informative alternatives together (ORDER BY rank reads their matches only, bounded since none
-is common), and the best by bm25 of those holding every term (a conjunction of common words, for a
-query of nothing else), every term but one, and every two of the rarest terms: an event typed from
-memory may hold two common words of four, and at 250 MB the newest such are other sessions'. A
-conjunction whose rarest term is held by more than `scored_cap` fragments takes the newest instead
-(bm25 reads every match). The weights live in evidence.json, each chosen on the relevance set's
-dev split (docs/benchmarks.md).
+is common), the newest holding every term (a conjunction of common words, for a query of nothing
+else), and the best by bm25 holding every term but one and every two of the rarest terms: an event
+typed from memory may hold two common words of four, and at 250 MB the newest such are other
+sessions'. A conjunction whose rarest term is in more than `scored_cap` fragments takes the newest
+instead (bm25 reads every match). The weights live in evidence.json, each chosen on the relevance
+set's dev split (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -67,8 +67,8 @@ class Weights:
     common_floor: int  # ...when it is also in more than this many fragments...
     common_cap: int  # ...and always past this many (what one ORDER BY rank may read)
     by_score: int  # candidates by bm25 of the informative alternatives
-    all_terms: int  # fragments holding every term
-    conjunction: int  # matches of a query of common words only
+    all_terms: int  # newest fragments holding every term
+    conjunction: int  # newest matches of a query of common words only
     all_but_one: int  # fragments holding every term but one (of `leave_out` terms)...
     leave_out: int
     pairs: int  # ...and holding two of those terms
@@ -227,34 +227,23 @@ COPIES = 20  # at most this many rows read for each one wanted: copies of one te
 
 
 def _distinct(conn: sqlite3.Connection, sql: str, params: list[Any], limit: int) -> list[Row]:
-    """The first `limit` rows of distinct texts, each the newest copy read: a forked session's
-    copies of its entries (Pi's fork writes them again), one session copied many times, or one
-    prompt given to many workers, hold the same text in the same kind, stored alike (same length
-    and ending: the stored bytes of identical texts are identical), and would take every
-    candidate's place with one event's words. bm25 ties the copies; recency breaks the tie, in
-    every kind of candidates alike (the others are listed after the order, holding every term)."""
-    seen: dict[tuple[Any, ...], int] = {}
+    """The first `limit` rows of distinct texts: a forked session's copies of its entries (Pi's
+    fork writes them again), or one session copied many times, hold the same text in the same
+    kind, stored alike (same length and ending: the stored bytes of identical texts are
+    identical), and would take every candidate's place with one event's words."""
+    seen: set[tuple[Any, ...]] = set()
     out: list[Row] = []
     for read, r in enumerate(map(Row._make, tuples(conn).execute(sql, params))):
         if read == limit * COPIES:
             break
         mark = (r.kind, r.stored, r.ending)
-        at = seen.get(mark)
-        if at is not None:
-            if _later(r, out[at]):
-                out[at] = r
+        if mark in seen:
             continue
-        seen[mark] = len(out)
+        seen.add(mark)
         out.append(r)
         if len(out) == limit:
             break
     return out
-
-
-def _later(a: Row, b: Row) -> bool:
-    """Whether `a` was written after `b`: by its time, then by where the index put it."""
-    return (a.ts if a.ts is not None else _NO_TIME, a.fid) > (b.ts if b.ts is not None else _NO_TIME,
-                                                              b.fid)
 
 
 def _best(conn: sqlite3.Connection, q: Query, expr: str, limit: int) -> list[Row]:
@@ -332,26 +321,28 @@ def scored(conn: sqlite3.Connection, q: Query, exact: bool) -> list[Scored]:
         if found:
             chosen.append(expr)
             rows.update((r.fid, r) for r in found)
+
     def take(expr: str, among: list[int], limit: int) -> None:
-        # The best by bm25, which reads every match: at most as many as the rarest term of the
-        # conjunction holds; past `scored_cap` of those, the newest (FTS5 stops at the limit).
+        # The best by bm25, which reads every match: at most as many as the conjunction's rarest
+        # term is in; past `scored_cap` of those, the newest (FTS5 stops at the limit).
         bound = min(_term_df(alts, df, i) for i in among)
         found = (_best if bound <= w.scored_cap else _newest)(conn, q, needing(expr), limit)
         if found:
             chosen.append(needing(expr))
             rows.update((r.fid, r) for r in found)
 
-    # The fragments holding every term (a word the index holds nowhere cannot be required): a
-    # term whose word as typed is common is chosen by nothing else.
+    # The newest fragments holding every term (a word the index holds nowhere cannot be
+    # required): a term whose word as typed is common is chosen by nothing else.
     held = [i for i in range(len(terms))
             if any(df[k] for k, a in enumerate(alts) if a.term == i and a.exact)]
-    tried = [held] if held else []
+    tried = [conjunction(alts, held)] if held else []
     if not informative and len(held) > 1:  # common words only, not all together: the rarest
-        tried.append([min(held, key=lambda i: _term_df(alts, df, i))])
-    for among in tried:
-        before = len(chosen)
-        take(conjunction(alts, among), among, w.all_terms if informative else w.conjunction)
-        if len(chosen) > before:
+        tried.append(conjunction(alts, [min(held, key=lambda i: _term_df(alts, df, i))]))
+    for expr in tried:
+        found = _newest(conn, q, needing(expr), w.all_terms if informative else w.conjunction)
+        if found:
+            chosen.append(needing(expr))
+            rows.update((r.fid, r) for r in found)
             break
     # Every term but one, for each of the rarest terms left out in turn, and every two of them:
     # a query typed from memory holds a word its event lacks, or two, and its other words may
