@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -35,12 +34,11 @@ def main() -> None:
     args = ap.parse_args()
     os.environ["PI_EVENT_SEARCH_MEANING"] = "off"
     import pi_event_search
+    from bench.relevance import real
     from pi_event_search.core.authz import Scope
     from pi_event_search.query.search import Filters
     from pi_event_search.service.engine import Engine
     from pi_event_search.source.discovery import SessionDir
-
-    from bench.relevance import real
 
     manifest = json.loads((args.corpus / "manifest.json").read_text(encoding="utf-8"))
     engine = Engine(args.index.resolve(), [SessionDir(manifest["sessions_dir"], live=True)])
