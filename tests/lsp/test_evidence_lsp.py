@@ -287,3 +287,66 @@ async def test_an_event_the_words_place_past_the_best_joins_them_by_meaning(
     unread = rank(await search(await start([str(proj)]), query), froze)
     assert by_words > 30 and unread > 30, (by_words, unread)
     assert joined <= 3, joined
+
+
+async def test_a_word_typed_as_one_finds_it_written_apart(start, pi_home, tmp_path):
+    """`typecheck`, which the history never holds, finds "type check" as a camelCase word finds
+    its parts; a word the history holds is never split (query/expansions.py `written_apart`)."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    sb = SessionBuilder(pi_home.sessions, str(proj))
+    checked = sb.assistant("Ran the type check after the charts swap: 0 errors.")
+    for n in range(6):
+        sb.user(f"the charts of panel {n} moved to the new series api after the swap")
+    sb.user("check the type of every chart series")  # both parts, not side by side
+    client = await start([str(proj)])
+    res = await search(client, "typecheck after charts swap")
+    assert entries(res)[0] == checked
+    assert res["hits"][0]["missing"] == []  # typecheck is matched, written apart
+    assert all("typecheck" in h["missing"] for h in res["hits"][1:])
+
+    # Once a session holds the word as one, it is no longer read as two.
+    SessionBuilder(pi_home.sessions, str(proj)).user("npm run typecheck passed")
+    again = await start([str(proj)])
+    held = await search(again, "typecheck")
+    assert [h["snippet"] for h in held["hits"]] == ["npm run typecheck passed"]
+
+
+async def test_the_same_file_read_again_takes_one_place_on_the_first_page(
+        start, pi_home, tmp_path, monkeypatch):
+    """A long file read three times in one session, its text nearly the same each time, leads
+    the words' order; read again for their meaning, the second and third reads wait after the
+    other events (query/meaning.py `unlike`). The same file read in another session keeps its
+    place: another moment a person may mean. (Short texts alike but for a number keep theirs:
+    `test_a_synonym_floods_nothing`'s six zebrafish tanks.)"""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    page = ("{% extends 'base.html' %} {% block content %} <ul class='tree'> {% for folder in "
+            "tree %} <li class='folder'>{{ folder.name }} reading list, {{ folder.count }} notes"
+            "</li> {% endfor %} </ul> {% endblock %} ")
+    sb = SessionBuilder(pi_home.sessions, str(proj))
+    reads = []
+    for n in range(3):
+        sb.assistant(tool_calls=[(f"r{n}", "read", {"path": "templates/folder_tree.html"})])
+        reads.append(sb.tool_result(f"r{n}", "read", f"templates/folder_tree.html ({61 + n} "
+                                    f"lines)\n" + page * 8 + "<!-- edited -->" * n))
+    others = [sb.user(text) for text in (
+        "the folder view was slow on big vaults",
+        "EISDIR: illegal operation on a directory, read of the tree",
+        "notes went missing from the list")]
+    elsewhere = SessionBuilder(pi_home.sessions, str(proj))
+    elsewhere.assistant(tool_calls=[("x", "read", {"path": "templates/folder_tree.html"})])
+    other_read = elsewhere.tool_result("x", "read", "templates/folder_tree.html (70 lines)\n"
+                                       + page * 8 + "<!-- moved -->")
+    query = "folder tree reading list notes"
+    order = entries(await search(await start([str(proj)]), query))
+    alike_off = tmp_path / "alike-off.json"
+    alike_off.write_text('{"meaning_alike": 1.01}')
+    monkeypatch.setenv("PI_EVENT_SEARCH_EVIDENCE", str(alike_off))
+    before = entries(await search(await start([str(proj)]), query))
+
+    assert max(before.index(r) for r in reads) < min(before.index(o) for o in others), before
+    first = min(order.index(r) for r in reads)
+    again = sorted(order.index(r) for r in reads if order.index(r) != first)
+    assert max(order.index(o) for o in others) < again[0], order
+    assert order.index(other_read) < again[0], order

@@ -44,7 +44,7 @@ from typing import Any, NamedTuple
 
 from pi_event_search.index import memo
 from pi_event_search.query import prefixes
-from pi_event_search.query.expansions import camel_parts, synonyms
+from pi_event_search.query.expansions import camel_parts, synonyms, written_apart
 from pi_event_search.query.inflect import forms
 from pi_event_search.query.matches import Query, fragment_filters, narrowed_any, tuples, words
 from pi_event_search.query.parse import Term
@@ -88,6 +88,8 @@ class Weights:
     meaning_gate: float  # ...and joining the best when this many deviations closer than their mean
     meaning_tokens: int  # ...of the first this many tokens...
     meaning_chars: int  # ...of the first this many characters of each event
+    meaning_alike: float  # a long event this close to a better one of its session waits...
+    meaning_alike_chars: int  # ...long: its opening at least this many characters (meaning.unlike)
 
 
 @lru_cache(maxsize=1)
@@ -169,6 +171,11 @@ def alternatives(conn: sqlite3.Connection, term: Term, i: int, w: Weights,
     whole = f"parts : ({term.inflected or typed})"
     out.append(Alt(i, f"{whole} OR {words(_quote(' '.join(parts)))}" if parts else whole,
                    w.parts, False))
+    # A word the history never holds, in any inflection, may be one it writes apart.
+    apart = (written_apart(term.word, lambda t: document_count(conn, words(_quote(t))))
+             if term.word and not document_count(conn, words(term.inflected or typed)) else None)
+    if apart:
+        out.append(Alt(i, words(_quote(" ".join(apart))), w.parts, False))
     if term.word:
         syn = sorted({f for s in synonyms(term.word) for f in forms(s)})
         if syn:

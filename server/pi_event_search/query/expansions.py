@@ -1,10 +1,12 @@
-"""What a query word also matches besides itself: its developer synonyms (synonyms.json) and, for a
-camelCase term, its identifier parts. evidence.py weighs each below the word as typed."""
+"""What a query word also matches besides itself: its developer synonyms (synonyms.json), for a
+camelCase term its identifier parts, and for a word the history never holds the two words it
+holds side by side. evidence.py weighs each below the word as typed."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from importlib import resources
 
@@ -36,3 +38,24 @@ def camel_parts(label: str) -> tuple[str, ...] | None:
         return None
     parts = split_identifier(label)
     return tuple(parts) if len(parts) > 1 else None
+
+
+APART_MIN = 3  # letters in each part: shorter ones (`a`, `de`) make a split of almost any word
+APART_MAX = 24  # letters in the word: past it no split is tried (the splits grow with it)
+
+
+def written_apart(word: str, count: Callable[[str], int]) -> tuple[str, str] | None:
+    """`typecheck` -> (type, check): how the history may write apart a word typed as one that it
+    never holds (the caller knows), when `count` (fragments holding a token) says it holds both
+    parts; of several splits, the one whose rarer part is commonest (`non zero`, not `nonz ero`). From
+    memory a person writes `typecheck` for "type check", as they write `retryCount` for
+    "retry count": the parts count as camelCase parts do. Linear in the word's length."""
+    if not APART_MIN * 2 <= len(word) <= APART_MAX or not word.isalpha():
+        return None
+    best: tuple[int, str, str] | None = None
+    for at in range(APART_MIN, len(word) - APART_MIN + 1):
+        head, tail = word[:at], word[at:]
+        held = min(count(head), count(tail))
+        if held and (best is None or held > best[0]):
+            best = (held, head, tail)
+    return best[1:] if best else None

@@ -54,20 +54,40 @@ def reranked(conn: sqlite3.Connection, parsed: Parsed, events: list[Scored], w: 
     close = found @ asked
     joined = joining(model, query, asked, further, texts, close, w, beside)
     pool = top + [further[i] for i in joined]
-    close = np.concatenate([close, np.array(list(joined.values()), dtype=close.dtype)])
+    close = np.concatenate([close, np.array([c for c, _ in joined.values()], dtype=close.dtype)])
     fused = (w.meaning_words * standard(np.array([s.score for s in pool]))
              + (1 - w.meaning_words) * standard(close))
     order = sorted(range(len(pool)), key=lambda i: (-round(float(fused[i]), 9), i))
+    order = unlike(order, pool, np.vstack([found, *(v for _, v in joined.values())]),
+                   [len(texts.get(s.eid, "")) >= w.meaning_alike_chars for s in pool],
+                   w.meaning_alike)
     left = set(joined)
     return ([pool[i] for i in order] + [s for i, s in enumerate(further) if i not in left]
             + events[w.meaning_top + w.meaning_further:])
 
 
+def unlike(order: list[int], pool: list[Scored], found: np.ndarray, long: list[bool],
+           alike: float) -> list[int]:
+    """`order` with each long event (`long`: its opening fills what the model reads) that means
+    what a better long event of its session means (the closeness of their vectors, `found`, at
+    least `alike`) moved after the others: the same file read three times took three places of a
+    first page that a query typed from memory needed for its event (dev, `tried reading a
+    folder` 11 -> 9). Short texts alike but for a number ("tank 3 readings", "tank 5 readings")
+    are distinct moments, and so is the same error met in two sessions."""
+    kept: list[int] = []
+    later: list[int] = []
+    for i in order:
+        mine = [k for k in kept if long[i] and long[k] and pool[k].sid == pool[i].sid]
+        (later if mine and float(np.max(found[mine] @ found[i])) >= alike else kept).append(i)
+    return kept + later
+
+
 def joining(model: minilm.Model, query: str, asked: np.ndarray, further: list[Scored],
             texts: dict[int, str], close: np.ndarray, w: Weights, beside: Path | None
-            ) -> dict[int, float]:
+            ) -> dict[int, tuple[float, np.ndarray]]:
     """Which of the events after the best (`further`, by position) join them, with their
-    closeness to the query (`asked`: its full vector; `close`: the best's), in their order. A
+    closeness to the query (`asked`: its full vector; `close`: the best's) and their vector, in
+    their order. A
     query typed from memory shares few words with its event, which the words then place past the
     best 30. Glanced at (the first `meaning_glance` tokens: a fifth of a full read), the
     `meaning_join` closest are read in full, and join when closer to the query than the best's
@@ -81,10 +101,11 @@ def joining(model: minilm.Model, query: str, asked: np.ndarray, further: list[Sc
     picked = sorted(sorted(range(len(further)), key=lambda i: (-float(near[i]), i))
                     [: w.meaning_join])
     full = vectors.of(model, [texts.get(further[i].eid, "") for i in picked], w.meaning_tokens,
-                      beside) @ asked
+                      beside)
     spread = float(close.std()) or 1.0
     bar = float(close.mean()) + w.meaning_gate * spread
-    return {i: float(c) for i, c in zip(picked, full, strict=True) if float(c) >= bar}
+    return {i: (float(c), v) for i, c, v in zip(picked, full @ asked, full, strict=True)
+            if float(c) >= bar}
 
 
 def standard(values: np.ndarray) -> np.ndarray:
