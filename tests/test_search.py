@@ -322,3 +322,25 @@ def test_file_filter_and_history_take_every_path_form(path_forms, typed, named):
     if not typed.startswith("{proj}/.github"):  # a directory has no file history
         history = e.file_history(path, scope)
         assert {h["entryId"] for h in history.hits} == expected, typed
+
+
+def test_a_word_is_written_apart_only_into_words_the_history_holds():
+    """query/expansions.py `written_apart`: the split whose rarer part is commonest, parts of
+    three letters or more, and no split at all outside 6-24 letters or for anything not letters."""
+    from pi_event_search.query.expansions import written_apart
+    held = {"type": 120, "check": 80, "typec": 3, "heck": 2, "non": 30, "zero": 12, "nonz": 1,
+            "ero": 40, "no": 500, "nzero": 0}
+    asked: list[str] = []
+
+    def count(token: str) -> int:
+        asked.append(token)
+        return held.get(token, 0)
+
+    assert written_apart("typecheck", count) == ("type", "check")
+    assert written_apart("nonzero", count) == ("non", "zero")  # not (nonz, ero): nonz is rarer
+    assert len(asked) <= 2 * len("typecheck") + 2 * len("nonzero")  # two counts a split
+    assert written_apart("zzzzzzzz", count) is None  # no split the history holds
+    assert written_apart("typecheck2", count) is None and written_apart("type-check", count) is None
+    assert written_apart("nozero", count) is None  # `no` is shorter than three letters
+    asked.clear()
+    assert written_apart("typecheck" * 3, count) is None and asked == []  # past 24: not tried

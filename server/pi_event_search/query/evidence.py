@@ -1,7 +1,8 @@
 """The one scoring model of a search: each event's score from its evidence.
 
 A query term has alternatives: its words as typed, their other inflections, the word as a part of
-an identifier (and a camelCase term's parts as words), its developer synonyms. Each alternative
+an identifier (and a camelCase term's parts as words), a word the index never holds as the two it
+holds side by side (`typecheck`: "type check"), its developer synonyms. Each alternative
 has its own IDF (from its document count) and a discount below the typed word, and never counts
 for more than the typed word would: a common synonym cannot flood a rare word's place. A fragment
 holding an alternative scores what BM25 makes of its occurrences and its length (FTS5's own bm25

@@ -47,9 +47,10 @@ APART_MAX = 24  # letters in the word: past it no split is tried (the splits gro
 def written_apart(word: str, count: Callable[[str], int]) -> tuple[str, str] | None:
     """`typecheck` -> (type, check): how the history may write apart a word typed as one that it
     never holds (the caller knows), when `count` (fragments holding a token) says it holds both
-    parts; of several splits, the one whose rarer part is commonest (`non zero`, not `nonz ero`). From
-    memory a person writes `typecheck` for "type check", as they write `retryCount` for
-    "retry count": the parts count as camelCase parts do. Linear in the word's length."""
+    parts; of several splits, the one whose rarer part is commonest (`non zero`, not `nonz ero`).
+    From memory a person writes `typecheck` for "type check" as they write `retryCount` for
+    "retry count": the parts count as camelCase parts do. Two counts a split, linear in the
+    word's length."""
     if not APART_MIN * 2 <= len(word) <= APART_MAX or not word.isalpha():
         return None
     best: tuple[int, str, str] | None = None

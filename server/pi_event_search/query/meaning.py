@@ -9,7 +9,9 @@ deviations above their mean), so that neither scale decides alone: an event far 
 stays ahead, and among events the words barely tell apart, meaning decides. The next
 `meaning_further` events are glanced at (their first `meaning_glance` tokens), and the few that
 clearly mean the query join the best before the fusion (`joining`): the words place an event typed
-from memory past the best 30 about as often as inside them. The rest keep their order. No model
+from memory past the best 30 about as often as inside them. A long event meaning what a better one
+of its session means (the same file read again) then waits after the others (`unlike`). The rest
+keep their order. No model
 installed, or PI_EVENT_SEARCH_MEANING=off: the evidence order as it is.
 Measured on the relevance set (docs/benchmarks.md): dev from-memory MRR@10 0.42 -> 0.61 alone,
 0.38 -> 0.56 at 250 MB, agent 0.77 -> 0.82 and 0.74 -> 0.83, copied no lower; the glance, test
@@ -87,9 +89,8 @@ def joining(model: minilm.Model, query: str, asked: np.ndarray, further: list[Sc
             ) -> dict[int, tuple[float, np.ndarray]]:
     """Which of the events after the best (`further`, by position) join them, with their
     closeness to the query (`asked`: its full vector; `close`: the best's) and their vector, in
-    their order. A
-    query typed from memory shares few words with its event, which the words then place past the
-    best 30. Glanced at (the first `meaning_glance` tokens: a fifth of a full read), the
+    their order. A query typed from memory shares few words with its event, which the words then
+    place past the best 30. Glanced at (the first `meaning_glance` tokens: a fifth of a full read), the
     `meaning_join` closest are read in full, and join when closer to the query than the best's
     mean closeness by `meaning_gate` of its deviation (an event the words placed far down must
     mean the query clearly: the keyword queries of an agent lost their first hit without that,
