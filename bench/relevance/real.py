@@ -264,7 +264,7 @@ def score(search: Callable[[str], list[Hit]], qs: list[dict[str, Any]]) -> dict[
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--set", default="real")
-    ap.add_argument("--split", default="dev", choices=["dev", "test", "all"])
+    ap.add_argument("--split", default="dev", choices=["dev", "test", "holdout", "all"])
     ap.add_argument("--scale", default="alone", help="'alone' or a history size (250M)")
     ap.add_argument("--filler", default="real", choices=["real", "generated"],
                     help="the history around the split at --scale: copies of the real sessions of "
