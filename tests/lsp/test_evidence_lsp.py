@@ -29,15 +29,20 @@ async def search(client: Any, query: str, **params: Any) -> Any:
         "piEvents/search", {"query": query, "limit": 200, **params})
 
 
+def project(pi_home: PiHome, tmp_path: Path) -> tuple[Path, SessionBuilder]:
+    """A workspace folder and a session being written in it."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    return proj, SessionBuilder(pi_home.sessions, str(proj))
+
+
 def entries(res: Any) -> list[str]:
     return [h["entryId"] for h in res["hits"]]
 
 
 @pytest.fixture
 def history(pi_home: PiHome, tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    sb = SessionBuilder(pi_home.sessions, str(proj))
+    proj, sb = project(pi_home, tmp_path)
     ids: dict[str, str] = {}
     ids["fix"] = sb.user("the pnpm lockfile broke after the fastify bump")
     ids["page_call"] = sb.assistant(tool_calls=[("w1", "fetch", {"url": "https://example.org/guide"})])
@@ -118,9 +123,7 @@ async def test_an_event_holding_two_common_words_of_four_is_a_candidate_by_score
     are common (each in more than 500 fragments: they choose no candidate alone). The event is
     chosen as one of the best by bm25 holding two of the terms, not the newest: 40 later events
     hold both words too, in long texts."""
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    sb = SessionBuilder(pi_home.sessions, str(proj))
+    proj, sb = project(pi_home, tmp_path)
     gold = sb.user("the build failed: its json body could not be parsed")
     for n in range(520):
         sb.user(f"build step {n} done")
@@ -269,9 +272,7 @@ async def test_an_event_the_words_place_past_the_best_joins_them_by_meaning(
     words ("deploy got") place far down: past the best 30, glanced at, it joins them as the one
     meaning the query (query/meaning.py `joining`); without the events after the best, it stays
     there."""
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    sb = SessionBuilder(pi_home.sessions, str(proj))
+    proj, sb = project(pi_home, tmp_path)
     froze = sb.user("deploy froze in the middle and never returned")
     for n in range(40):
         sb.user(f"the deploy got through: service-{n} is live after {n + 3} minutes")
@@ -292,9 +293,7 @@ async def test_an_event_the_words_place_past_the_best_joins_them_by_meaning(
 async def test_a_word_typed_as_one_finds_it_written_apart(start, pi_home, tmp_path):
     """`typecheck`, which the history never holds, finds "type check" as a camelCase word finds
     its parts; a word the history holds is never split (query/expansions.py `written_apart`)."""
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    sb = SessionBuilder(pi_home.sessions, str(proj))
+    proj, sb = project(pi_home, tmp_path)
     checked = sb.assistant("Ran the type check after the charts swap: 0 errors.")
     for n in range(6):
         sb.user(f"the charts of panel {n} moved to the new series api after the swap")
@@ -319,12 +318,10 @@ async def test_the_same_file_read_again_takes_one_place_on_the_first_page(
     other events (query/meaning.py `unlike`). The same file read in another session keeps its
     place: another moment a person may mean. (Short texts alike but for a number keep theirs:
     `test_a_synonym_floods_nothing`'s six zebrafish tanks.)"""
-    proj = tmp_path / "proj"
-    proj.mkdir()
+    proj, sb = project(pi_home, tmp_path)
     page = ("{% extends 'base.html' %} {% block content %} <ul class='tree'> {% for folder in "
             "tree %} <li class='folder'>{{ folder.name }} reading list, {{ folder.count }} notes"
             "</li> {% endfor %} </ul> {% endblock %} ")
-    sb = SessionBuilder(pi_home.sessions, str(proj))
     reads = []
     for n in range(3):
         sb.assistant(tool_calls=[(f"r{n}", "read", {"path": "templates/folder_tree.html"})])
