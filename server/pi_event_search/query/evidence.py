@@ -319,25 +319,27 @@ def scored(conn: sqlite3.Connection, q: Query, exact: bool) -> list[Scored]:
 
     rows: dict[int, Row] = {}
     chosen: list[str] = []
+
+    def keep(expr: str, found: list[Row]) -> bool:
+        if found:
+            chosen.append(expr)
+            rows.update((r.fid, r) for r in found)
+        return bool(found)
+
     informative = [k for k, a in enumerate(alts) if 0 < df[k] <= cutoff]
     single = len(terms) == 1
     if informative:
         # The best fragments by bm25 of the informative alternatives together: one holding
         # several of them ranks above one holding one of them often.
         expr = needing(" OR ".join(f"({alts[k].expr})" for k in informative))
-        found = _best(conn, q, expr, w.max_events if single else w.by_score)
-        if found:
-            chosen.append(expr)
-            rows.update((r.fid, r) for r in found)
+        keep(expr, _best(conn, q, expr, w.max_events if single else w.by_score))
 
     def take(expr: str, among: list[int], limit: int) -> None:
         # The best by bm25, which reads every match: at most as many as the conjunction's rarest
         # term is in; past `scored_cap` of those, the newest (FTS5 stops at the limit).
         bound = min(_term_df(alts, df, i) for i in among)
-        found = (_best if bound <= w.scored_cap else _newest)(conn, q, needing(expr), limit)
-        if found:
-            chosen.append(needing(expr))
-            rows.update((r.fid, r) for r in found)
+        keep(needing(expr),
+             (_best if bound <= w.scored_cap else _newest)(conn, q, needing(expr), limit))
 
     # The newest fragments holding every term (a word the index holds nowhere cannot be
     # required): a term whose word as typed is common is chosen by nothing else.
@@ -347,10 +349,8 @@ def scored(conn: sqlite3.Connection, q: Query, exact: bool) -> list[Scored]:
     if not informative and len(held) > 1:  # common words only, not all together: the rarest
         tried.append(conjunction(alts, [min(held, key=lambda i: _term_df(alts, df, i))]))
     for expr in tried:
-        found = _newest(conn, q, needing(expr), w.all_terms if informative else w.conjunction)
-        if found:
-            chosen.append(needing(expr))
-            rows.update((r.fid, r) for r in found)
+        if keep(needing(expr), _newest(conn, q, needing(expr),
+                                       w.all_terms if informative else w.conjunction)):
             break
     # Every term but one, for each of the rarest terms left out in turn, and every two of them:
     # a query typed from memory holds a word its event lacks, or two, and its other words may

@@ -11,8 +11,7 @@ stays ahead, and among events the words barely tell apart, meaning decides. The 
 clearly mean the query join the best before the fusion (`joining`): the words place an event typed
 from memory past the best 30 about as often as inside them. A long event meaning what a better one
 of its session means (the same file read again) then waits after the others (`unlike`). The rest
-keep their order. No model
-installed, or PI_EVENT_SEARCH_MEANING=off: the evidence order as it is.
+keep their order. No model installed, or PI_EVENT_SEARCH_MEANING=off: the evidence order as it is.
 Measured on the relevance set (docs/benchmarks.md): dev from-memory MRR@10 0.42 -> 0.61 alone,
 0.38 -> 0.56 at 250 MB, agent 0.77 -> 0.82 and 0.74 -> 0.83, copied no lower; the glance, test
 from-memory R@10 0.72 -> 0.81 alone and 0.67 -> 0.72 at 250 MB (dev the same).
@@ -79,7 +78,7 @@ def unlike(order: list[int], pool: list[Scored], found: np.ndarray, long: list[b
     kept: list[int] = []
     later: list[int] = []
     for i in order:
-        mine = [k for k in kept if long[i] and long[k] and pool[k].sid == pool[i].sid]
+        mine = [k for k in kept if long[k] and pool[k].sid == pool[i].sid] if long[i] else []
         (later if mine and float(np.max(found[mine] @ found[i])) >= alike else kept).append(i)
     return kept + later
 
@@ -90,8 +89,9 @@ def joining(model: minilm.Model, query: str, asked: np.ndarray, further: list[Sc
     """Which of the events after the best (`further`, by position) join them, with their
     closeness to the query (`asked`: its full vector; `close`: the best's) and their vector, in
     their order. A query typed from memory shares few words with its event, which the words then
-    place past the best 30. Glanced at (the first `meaning_glance` tokens: a fifth of a full read), the
-    `meaning_join` closest are read in full, and join when closer to the query than the best's
+    place past the best 30. Glanced at (the first `meaning_glance` tokens: a fifth of a full
+    read), the `meaning_join` closest are read in full, and join when closer to the query than
+    the best's
     mean closeness by `meaning_gate` of its deviation (an event the words placed far down must
     mean the query clearly: the keyword queries of an agent lost their first hit without that,
     on dev)."""
